@@ -1,0 +1,159 @@
+/**
+ * The backend SPI: what a store must offer so that the core `Elector` can run an election on it.
+ *
+ * Conventions that hold for every method:
+ * - Times are milliseconds. Leases are measured on the *server's* clock by the server, and on the
+ *   client's monotonic clock by the core; a backend never compares a client wall clock with a
+ *   server's.
+ * - Election names and candidate ids have been validated by the core (`assertElectionName`,
+ *   `assertCandidateId`) before they reach a backend; backends that are also called directly
+ *   (admin tools) validate again before any I/O.
+ * - Errors: a backend rejects with `ConclaveError` — `BACKEND_UNAVAILABLE` when the server cannot
+ *   be reached or did not answer, `BACKEND_ERROR` for other server errors, `NOT_SUPPORTED` for a
+ *   capability it does not declare, `CLOSED` after `close()`. It never throws synchronously from an
+ *   async method and never leaves a rejection unhandled.
+ * - A backend may serve many elections and many candidates of one election in one process, and
+ *   may batch calls made in the same event-loop turn into one round trip (see `TickBatcher`).
+ */
+export interface ElectionBackend {
+  /** Short lowercase name of the backend kind (`memory`, `mysql`, `redis`, `zookeeper`), used in logs and errors. */
+  readonly kind: string;
+
+  /** What this backend can do beyond the required methods. Declared, never faked. */
+  readonly capabilities: BackendCapabilities;
+
+  /**
+   * Acquire-or-join. Takes the lease for `candidateId` if nobody holds a live lease, and registers
+   * the candidate where the backend keeps a queue of candidates (ZooKeeper).
+   *
+   * - If the lease is free (absent, released or expired on the server's clock), the candidate
+   *   takes it and a **new term** starts: the returned `token` is strictly greater than every
+   *   token ever returned for this election.
+   * - If `candidateId` already holds a live lease (e.g. an earlier answer was lost), the current
+   *   term goes on: same token, lease extended.
+   * - Otherwise the candidate is a follower; the current leader is reported when known.
+   *
+   * The granted `leaseMs` is measured from the moment the request was sent; it may be shorter
+   * than asked (a ZooKeeper session timeout, Redlock's drift allowance) and never longer.
+   */
+  campaign(request: CampaignRequest): Promise<CampaignResult>;
+
+  /**
+   * Extends the lease of the term identified by `token`, only if `candidateId` still holds it.
+   * Returns `held: false` when the lease was taken over, released, cleared or forced to another
+   * candidate. Must not create a lease that does not exist.
+   */
+  renew(request: RenewRequest): Promise<RenewResult>;
+
+  /**
+   * Gives up leadership (only if `candidateId` holds it; with a token, only that term) and
+   * withdraws the candidacy. Idempotent: releasing what is not held resolves without effect.
+   * A foreign candidate's lease is never touched.
+   */
+  release(request: ReleaseRequest): Promise<void>;
+
+  /** The current leader as the server sees it, or `null` when nobody holds a live lease. */
+  getLeader(election: string): Promise<LeaderInfo | null>;
+
+  /**
+   * Admin: makes `candidateId` the leader now, in a new term (seed 000's `REPLACE INTO`).
+   * The previous holder learns it at its next renewal; until then only the fencing token tells
+   * the two apart, which is why guarded resources must check it. The forced lease lasts
+   * `leaseMs` (default: the backend's default lease) unless the candidate renews it.
+   */
+  forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo>;
+
+  /**
+   * Admin: removes the current leader's lease (seed 000's `DELETE`), so a new election starts.
+   * The token is not reset: the next term's token is still greater.
+   */
+  clearLeader(election: string): Promise<void>;
+
+  /**
+   * The candidates the backend knows of, leader first, in the order they would lead.
+   * Only when `capabilities.listCandidates` is true; otherwise rejects with `NOT_SUPPORTED`.
+   */
+  listCandidates?(election: string): Promise<string[]>;
+
+  /**
+   * Subscribes to hints that the leadership of `election` may have changed (a release, a new
+   * leader, force or clear, a predecessor gone). Spurious calls are allowed; the core answers
+   * each by campaigning (follower) or renewing (leader). Only when `capabilities.push` is not
+   * `'none'`. Returns the function that unsubscribes; it must release every resource taken.
+   */
+  watch?(election: string, candidateId: string, onChange: () => void): () => void;
+
+  /**
+   * Closes what the backend opened itself (pools, clients, sessions created from a URL/settings).
+   * A client the user passed in is never closed. Idempotent. Outstanding leases are not released
+   * here: the Elector releases its own on `stop()`.
+   */
+  close(): Promise<void>;
+}
+
+/** Optional abilities, declared by each backend so the core and the conformance suite know. */
+export interface BackendCapabilities {
+  /** `listCandidates()` is implemented. */
+  listCandidates: boolean;
+  /**
+   * How changes reach followers:
+   * - `'none'`: no `watch()`; the core polls at `retryMs` (or sooner, see `leaseRemainingMs`).
+   * - `'best-effort'`: `watch()` wakes followers at once, but a hint can be lost; the core still
+   *   polls, at `retryMs` or when the current lease ends, whichever comes first.
+   * - `'reliable'`: `watch()` never misses a change (ZooKeeper watches); the core does not poll.
+   */
+  push: 'none' | 'best-effort' | 'reliable';
+}
+
+export interface CampaignRequest {
+  election: string;
+  candidateId: string;
+  /** Lease length asked for, ms. */
+  leaseMs: number;
+}
+
+export type CampaignResult =
+  | {
+      role: 'leader';
+      /** Fencing token of this term: strictly greater than any earlier term's. */
+      token: number;
+      /** Lease granted, ms, counted from when the request was sent. */
+      leaseMs: number;
+    }
+  | {
+      role: 'follower';
+      /** The current leader, when the backend knows it. */
+      leaderId: string | null;
+      /** The current leader's token, when known. */
+      token: number | null;
+      /**
+       * Time left on the current leader's lease by the server's clock, ms, when the backend
+       * can tell. The core uses it to try again right when the lease can end, instead of polling.
+       */
+      leaseRemainingMs?: number;
+    };
+
+export interface RenewRequest {
+  election: string;
+  candidateId: string;
+  /** The token of the term being renewed. */
+  token: number;
+  /** Lease length asked for, ms. */
+  leaseMs: number;
+}
+
+export type RenewResult =
+  | { held: true; /** Lease granted, ms, counted from when the request was sent. */ leaseMs: number }
+  | { held: false; /** Who holds it now, when known. */ leaderId: string | null };
+
+export interface ReleaseRequest {
+  election: string;
+  candidateId: string;
+  /** When set, release only if this term is still the current one. */
+  token?: number | null;
+}
+
+export interface LeaderInfo {
+  candidateId: string;
+  token: number;
+}

@@ -1,0 +1,536 @@
+import { performance } from 'node:perf_hooks';
+import { BehaviorSubject, Observable, Subject, distinctUntilChanged, map } from 'rxjs';
+import type { CampaignResult, ElectionBackend } from './backend';
+import { ConclaveError } from './errors';
+import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
+import type { Logger } from './logger';
+import { alignedDelay, withTimeout } from './timing';
+
+export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
+
+/** Why leadership was given up. */
+export type RevokeReason =
+  /** `stepDown()` was called. */
+  | 'stepped-down'
+  /** `pause()` was called. */
+  | 'paused'
+  /** `stop()` was called. */
+  | 'stopped'
+  /** The lease ran out on this process's monotonic clock before a renewal was confirmed. */
+  | 'lease-expired'
+  /** The backend said another candidate holds the lease (taken over, forced or cleared). */
+  | 'lease-lost';
+
+export interface LeadershipState {
+  role: Role;
+  /** Who leads, as far as this candidate can see; `null` when unknown or nobody. */
+  leaderId: string | null;
+  /** The fencing token of the term led by `leaderId`, when known. */
+  token: number | null;
+  /** Why the last change of role happened, when it was a loss of leadership. */
+  reason?: RevokeReason;
+}
+
+export interface ElectedEvent {
+  token: number;
+  reason: 'acquired';
+}
+
+export interface RevokedEvent {
+  token: number;
+  reason: RevokeReason;
+}
+
+/** What a `whileLeader` task receives for one term. */
+export interface LeaseContext {
+  /** The fencing token of this term: pass it to the resources you guard. */
+  token: number;
+  /** Aborts when this term ends: step-down, stop, pause, lost lease, or lost contact before expiry. */
+  signal: AbortSignal;
+}
+
+export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
+
+interface Term {
+  token: number;
+  /** performance.now() after which this candidate must not act as leader. */
+  deadline: number;
+  controller: AbortController;
+}
+
+const MIN_RETRY_MS = 10;
+const POLL_GRID_MS = 10;
+
+/**
+ * One candidate in one election. See the README and API.md for the contract; in brief:
+ * `start()` campaigns, `isLeader()` answers synchronously and turns false on the monotonic
+ * clock before the lease can end on the server, `stop()` releases.
+ *
+ * Internally one backend call is in flight at a time; a timer drives the next call (renew as
+ * leader, campaign as follower), and a second timer ends the term at its deadline whether or not
+ * the backend ever answers.
+ */
+export class Elector {
+  readonly election: string;
+  readonly candidateId: string;
+  readonly options: Readonly<ResolvedElectorOptions>;
+
+  private readonly backend: ElectionBackend;
+  private readonly log: Logger;
+  private readonly stateSubject: BehaviorSubject<LeadershipState>;
+  private readonly electedSubject = new Subject<ElectedEvent>();
+  private readonly revokedSubject = new Subject<RevokedEvent>();
+  private readonly tasks = new Set<LeaderTask>();
+
+  private role: Role = 'stopped';
+  private term: Term | null = null;
+  /** Highest token this Elector has led with; a later term must have a greater one. */
+  private lastToken: number | null = null;
+  /** Bumped whenever the role changes, so answers to calls sent before the change are ignored. */
+  private epoch = 0;
+  private busy: Promise<void> | null = null;
+  private wakeRequested = false;
+  private stepTimer: NodeJS.Timeout | null = null;
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private holdOffUntil = 0;
+  private failures = 0;
+  private unwatch: (() => void) | null = null;
+  private firstOutcome: (() => void) | null = null;
+  private stopping: Promise<void> | null = null;
+
+  readonly state$: Observable<LeadershipState>;
+  readonly isLeader$: Observable<boolean>;
+  readonly leader$: Observable<string | null>;
+  readonly elected$: Observable<ElectedEvent>;
+  readonly revoked$: Observable<RevokedEvent>;
+
+  /** Throws `ConclaveError` (`INVALID_OPTIONS`, `INVALID_NAME`) for bad options; does no I/O. */
+  constructor(options: ElectorOptions) {
+    this.options = Object.freeze(resolveElectorOptions(options));
+    this.backend = this.options.backend;
+    this.election = this.options.election;
+    this.candidateId = this.options.candidateId;
+    this.log = this.options.logger;
+    this.stateSubject = new BehaviorSubject<LeadershipState>({ role: 'stopped', leaderId: null, token: null });
+    this.state$ = this.stateSubject.asObservable();
+    this.isLeader$ = this.state$.pipe(
+      map((s) => s.role === 'leader'),
+      distinctUntilChanged(),
+    );
+    this.leader$ = this.state$.pipe(
+      map((s) => s.leaderId),
+      distinctUntilChanged(),
+    );
+    this.elected$ = this.electedSubject.asObservable();
+    this.revoked$ = this.revokedSubject.asObservable();
+  }
+
+  /** Current state snapshot. */
+  get state(): LeadershipState {
+    return this.stateSubject.getValue();
+  }
+
+  /** Fencing token of the current term while leading, else `null`. */
+  get token(): number | null {
+    return this.isLeader() ? this.term!.token : null;
+  }
+
+  /**
+   * True only while this candidate leads and its lease, counted on the monotonic clock from when
+   * the last successful acquire/renew was sent, minus `safetyMarginMs`, has not run out.
+   * Synchronous and I/O-free: it turns false on time even if the backend never answers.
+   */
+  isLeader(): boolean {
+    return this.role === 'leader' && this.term !== null && performance.now() < this.term.deadline;
+  }
+
+  /**
+   * Starts campaigning. Resolves once the first outcome is known (leader, follower, or the
+   * backend could not be reached — then it keeps trying in the background). Idempotent.
+   */
+  start(): Promise<void> {
+    if (this.role !== 'stopped') return Promise.resolve();
+    if (this.stopping) return this.stopping.then(() => this.start());
+    this.role = 'follower';
+    this.epoch++;
+    this.failures = 0;
+    this.publish({ role: 'follower', leaderId: null, token: null });
+    this.log.info(this.context(), 'campaign started');
+    if (this.backend.watch && this.backend.capabilities.push !== 'none') {
+      this.unwatch = this.backend.watch(this.election, this.candidateId, () => this.onChangeHint());
+    }
+    const first = new Promise<void>((resolve) => {
+      this.firstOutcome = resolve;
+    });
+    this.schedule(0);
+    return first;
+  }
+
+  /** Stops campaigning and releases leadership at once if held. Idempotent; never rejects. */
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    if (this.role === 'stopped') return Promise.resolve();
+    this.stopping = this.shutDown().finally(() => {
+      this.stopping = null;
+    });
+    return this.stopping;
+  }
+
+  /** Gives up leadership now (and releases it) but keeps campaigning after `retryMs`. */
+  async stepDown(): Promise<void> {
+    if (this.role !== 'leader') return;
+    const token = this.term!.token;
+    this.holdOffUntil = performance.now() + this.options.retryMs;
+    this.revoke('stepped-down');
+    await this.releaseExclusive(token);
+    if (this.currentRole() === 'follower') this.schedule(this.holdOffUntil - performance.now());
+  }
+
+  /** Stops campaigning without stopping; a leader steps down and releases. */
+  pause(): void {
+    if (this.role === 'stopped' || this.role === 'paused') return;
+    const token = this.term?.token ?? null;
+    if (this.role === 'leader') this.revoke('paused');
+    this.role = 'paused';
+    this.epoch++;
+    this.clearStepTimer();
+    this.publish({ role: 'paused', leaderId: this.state.leaderId, token: this.state.token, reason: this.state.reason });
+    this.log.info(this.context(), 'campaign paused');
+    void this.releaseExclusive(token);
+  }
+
+  /** Campaigns again after `pause()`. */
+  resume(): void {
+    if (this.role !== 'paused') return;
+    this.role = 'follower';
+    this.epoch++;
+    this.publish({ role: 'follower', leaderId: this.state.leaderId, token: this.state.token });
+    this.log.info(this.context(), 'campaign resumed');
+    this.schedule(0);
+  }
+
+  /**
+   * Runs `task` each time this candidate becomes leader (and now, if it leads). Its `signal`
+   * aborts when the term ends, before the lease can expire on the server. A task that throws is
+   * logged, never rethrown. Returns a function that unregisters the task (a running task keeps
+   * its signal).
+   */
+  whileLeader(task: LeaderTask): () => void {
+    if (typeof task !== 'function') {
+      throw new ConclaveError('INVALID_OPTIONS', 'whileLeader needs a function', { election: this.election });
+    }
+    this.tasks.add(task);
+    if (this.isLeader()) this.runTask(task, this.term!);
+    return () => {
+      this.tasks.delete(task);
+    };
+  }
+
+  // ---- the loop -------------------------------------------------------------------------
+
+  private schedule(delayMs: number): void {
+    this.clearStepTimer();
+    this.stepTimer = setTimeout(() => {
+      this.stepTimer = null;
+      this.step();
+    }, Math.max(0, delayMs));
+  }
+
+  private clearStepTimer(): void {
+    if (this.stepTimer) clearTimeout(this.stepTimer);
+    this.stepTimer = null;
+  }
+
+  private onChangeHint(): void {
+    if (this.role !== 'follower' && this.role !== 'leader') return;
+    if (this.busy) {
+      this.wakeRequested = true;
+      return;
+    }
+    const wait = this.holdOffUntil - performance.now();
+    this.schedule(this.role === 'follower' && wait > 0 ? wait : 0);
+  }
+
+  private step(): void {
+    if (this.busy) {
+      this.wakeRequested = true;
+      return;
+    }
+    if (this.role === 'follower') void this.exclusive(() => this.campaignOnce());
+    else if (this.role === 'leader') void this.exclusive(() => this.renewOnce());
+  }
+
+  /** Runs one backend operation at a time; a hint that arrived meanwhile triggers another step. */
+  private exclusive(op: () => Promise<void>): Promise<void> {
+    const run = (async () => {
+      try {
+        await op();
+      } catch (err) {
+        // op handles its own errors; this is a last guard against an unhandled rejection.
+        this.log.error({ ...this.context(), err }, 'unexpected error in election loop');
+      } finally {
+        this.busy = null;
+        if (this.wakeRequested) {
+          this.wakeRequested = false;
+          this.onChangeHint();
+        }
+      }
+    })();
+    this.busy = run;
+    return run;
+  }
+
+  private async campaignOnce(): Promise<void> {
+    const epoch = this.epoch;
+    const { leaseMs, safetyMarginMs } = this.options;
+    const sentAt = performance.now();
+    let result: CampaignResult;
+    try {
+      result = await withTimeout(
+        this.backend.campaign({ election: this.election, candidateId: this.candidateId, leaseMs }),
+        leaseMs - safetyMarginMs,
+        () => this.unavailable('campaign timed out'),
+      );
+    } catch (err) {
+      if (epoch !== this.epoch) return;
+      this.onFailure('campaign', err);
+      this.resolveFirstOutcome();
+      this.schedule(this.backoffMs());
+      return;
+    }
+    if (epoch !== this.epoch) {
+      // We were paused or stopped meanwhile; their release covers a lease this answer granted.
+      return;
+    }
+    this.onSuccess();
+    if (result.role === 'leader') {
+      const deadline = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs;
+      if (this.lastToken !== null && result.token <= this.lastToken) {
+        // The server still holds our previous term, which we already gave up locally. Leading it
+        // again would repeat a token; release it and take a fresh term instead.
+        this.log.debug({ ...this.context(), token: result.token }, 'releasing a term already given up');
+        await this.releaseNow(result.token);
+        this.schedule(0);
+      } else if (performance.now() >= deadline) {
+        this.log.warn({ ...this.context(), token: result.token }, 'lease granted too late to use; releasing it');
+        await this.releaseNow(result.token);
+        this.schedule(this.backoffMs());
+      } else {
+        this.becomeLeader(result.token, deadline);
+      }
+    } else {
+      if (result.leaderId !== this.state.leaderId || result.token !== this.state.token) {
+        this.publish({ role: 'follower', leaderId: result.leaderId, token: result.token, reason: this.state.reason });
+      }
+      this.scheduleFollowerPoll(result.leaseRemainingMs);
+    }
+    this.resolveFirstOutcome();
+  }
+
+  private async renewOnce(): Promise<void> {
+    const term = this.term!;
+    if (performance.now() >= term.deadline) {
+      this.revoke('lease-expired');
+      return;
+    }
+    const epoch = this.epoch;
+    const { leaseMs, safetyMarginMs } = this.options;
+    const sentAt = performance.now();
+    try {
+      const result = await withTimeout(
+        this.backend.renew({ election: this.election, candidateId: this.candidateId, token: term.token, leaseMs }),
+        Math.max(1, term.deadline - sentAt),
+        () => this.unavailable('renew timed out'),
+      );
+      if (epoch !== this.epoch) return;
+      this.onSuccess();
+      if (result.held) {
+        const deadline = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs;
+        if (deadline > term.deadline) this.setDeadline(term, deadline);
+        this.schedule(this.renewDelay());
+      } else {
+        this.revoke('lease-lost', result.leaderId);
+      }
+    } catch (err) {
+      if (epoch !== this.epoch) return;
+      this.onFailure('renew', err);
+      const left = term.deadline - performance.now();
+      if (left <= 0) this.revoke('lease-expired');
+      else this.schedule(Math.max(MIN_RETRY_MS, Math.min(this.options.retryMs, left / 3)));
+    }
+  }
+
+  private scheduleFollowerPoll(leaseRemainingMs: number | undefined): void {
+    // Try again when the current lease can end (the server told us when), and no later than
+    // retryMs unless the backend's push never misses a change.
+    const hint = leaseRemainingMs === undefined ? undefined : Math.max(0, leaseRemainingMs) + 1;
+    let delay = this.backend.capabilities.push === 'reliable' ? hint : Math.min(hint ?? Infinity, this.options.retryMs);
+    const holdOff = this.holdOffUntil - performance.now();
+    if (holdOff > 0) delay = Math.max(delay ?? holdOff, holdOff);
+    if (delay === undefined) return; // reliable push: the next watch event wakes us
+    // Round up to a shared grid so that many Electors on one backend poll in the same turn and
+    // their calls can be batched.
+    this.schedule(alignedDelay(delay, POLL_GRID_MS));
+  }
+
+  // ---- transitions ----------------------------------------------------------------------
+
+  private becomeLeader(token: number, deadline: number): void {
+    this.epoch++;
+    this.role = 'leader';
+    this.lastToken = token;
+    const term: Term = { token, deadline, controller: new AbortController() };
+    this.term = term;
+    this.setDeadline(term, deadline);
+    this.publish({ role: 'leader', leaderId: this.candidateId, token });
+    this.log.info({ ...this.context(), token }, 'elected');
+    this.electedSubject.next({ token, reason: 'acquired' });
+    this.schedule(this.renewDelay());
+    for (const task of this.tasks) {
+      if (this.term === term) this.runTask(task, term);
+    }
+  }
+
+  /** Ends the current term locally, at once: isLeader() is false when this returns. */
+  private revoke(reason: RevokeReason, leaderId: string | null = null): void {
+    const term = this.term;
+    if (this.role !== 'leader' || !term) return;
+    this.epoch++;
+    this.role = 'follower';
+    this.term = null;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
+    this.publish({ role: 'follower', leaderId, token: null, reason });
+    const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
+    log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
+    term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
+    this.revokedSubject.next({ token: term.token, reason });
+    if (reason === 'lease-expired') {
+      // We could not confirm the lease in time; let it go on the server if we still can, so the
+      // next leader need not wait for it to expire, then campaign again.
+      void this.releaseNow(term.token).then(() => {
+        if (this.role === 'follower' && !this.busy) this.schedule(0);
+      });
+    } else if (reason === 'lease-lost') {
+      this.schedule(0);
+    }
+  }
+
+  private setDeadline(term: Term, deadline: number): void {
+    term.deadline = deadline;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = null;
+      if (this.term === term && performance.now() >= term.deadline) this.revoke('lease-expired');
+      else if (this.term === term) this.setDeadline(term, term.deadline);
+    }, Math.max(0, deadline - performance.now()));
+  }
+
+  private async shutDown(): Promise<void> {
+    const token = this.term?.token ?? null;
+    if (this.role === 'leader') this.revoke('stopped');
+    this.role = 'stopped';
+    this.epoch++;
+    this.clearStepTimer();
+    this.unwatch?.();
+    this.unwatch = null;
+    this.resolveFirstOutcome();
+    await this.releaseExclusive(token);
+    this.holdOffUntil = 0;
+    this.publish({ role: 'stopped', leaderId: null, token: null });
+    this.log.info(this.context(), 'campaign stopped');
+  }
+
+  /** Waits for the call in flight, then releases (with `token`, that term only). */
+  private async releaseExclusive(token: number | null): Promise<void> {
+    while (this.busy) await this.busy;
+    await this.exclusive(() => this.releaseNow(token));
+  }
+
+  /** Releases leadership and candidacy; logs, never throws. */
+  private async releaseNow(token: number | null): Promise<void> {
+    try {
+      await withTimeout(
+        this.backend.release({ election: this.election, candidateId: this.candidateId, token }),
+        this.options.leaseMs,
+        () => this.unavailable('release timed out'),
+      );
+    } catch (err) {
+      this.log.warn({ ...this.context(), err }, 'release failed; the lease will expire on the server');
+    }
+  }
+
+  // ---- helpers --------------------------------------------------------------------------
+
+  private runTask(task: LeaderTask, term: Term): void {
+    const { token, controller } = term;
+    Promise.resolve()
+      .then(() => task({ token, signal: controller.signal }))
+      .catch((err: unknown) => {
+        if (controller.signal.aborted && err === controller.signal.reason) return;
+        this.log.error({ ...this.context(), token, err }, 'whileLeader task failed');
+      });
+  }
+
+  private publish(next: LeadershipState): void {
+    const cur = this.stateSubject.getValue();
+    const clean: LeadershipState = { role: next.role, leaderId: next.leaderId, token: next.token };
+    if (next.reason !== undefined && next.role !== 'leader' && next.role !== 'stopped') clean.reason = next.reason;
+    if (
+      cur.role === clean.role &&
+      cur.leaderId === clean.leaderId &&
+      cur.token === clean.token &&
+      cur.reason === clean.reason
+    ) {
+      return;
+    }
+    this.stateSubject.next(clean);
+  }
+
+  private onFailure(what: string, err: unknown): void {
+    this.failures++;
+    const context = { ...this.context(), failures: this.failures, err };
+    // Warn on the first failure and then at powers of two, so an outage does not flood the log.
+    if ((this.failures & (this.failures - 1)) === 0) this.log.warn(context, `${what} failed`);
+    else this.log.debug(context, `${what} failed`);
+  }
+
+  private onSuccess(): void {
+    if (this.failures > 0) this.log.info({ ...this.context(), failures: this.failures }, 'backend reachable again');
+    this.failures = 0;
+  }
+
+  /** Exponential backoff from retryMs up to leaseMs, with jitter so candidates spread out. */
+  private backoffMs(): number {
+    const { retryMs, leaseMs } = this.options;
+    const base = Math.min(retryMs * 2 ** Math.min(this.failures - 1, 10), Math.max(retryMs, leaseMs));
+    return Math.max(MIN_RETRY_MS, Math.round(base * (0.5 + Math.random() * 0.5)));
+  }
+
+  /**
+   * Renewals fall on a grid of renewMs shared by every Elector with the same renewMs, so a
+   * backend can renew all the leases of a process in one batch. The delay is at most renewMs.
+   */
+  private renewDelay(): number {
+    return alignedDelay(1, this.options.renewMs);
+  }
+
+  private unavailable(message: string): ConclaveError {
+    return new ConclaveError('BACKEND_UNAVAILABLE', message, { election: this.election, backend: this.backend.kind });
+  }
+
+  /** Read through a method so TypeScript does not narrow it across awaits. */
+  private currentRole(): Role {
+    return this.role;
+  }
+
+  private resolveFirstOutcome(): void {
+    const resolve = this.firstOutcome;
+    this.firstOutcome = null;
+    resolve?.();
+  }
+
+  private context(): { election: string; candidate: string; backend: string } {
+    return { election: this.election, candidate: this.candidateId, backend: this.backend.kind };
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Stable error codes. Match on `code`, never on the message: messages may be reworded,
+ * codes may not.
+ *
+ * - `INVALID_OPTIONS`: an option is missing, of the wrong type, out of range, or inconsistent
+ *   with another (thrown before any I/O).
+ * - `INVALID_NAME`: an election name, candidate id or identifier (table, key prefix, path) is
+ *   empty, too long, or contains characters the backend cannot store safely (before any I/O).
+ * - `INVALID_URL`: a backend URL cannot be parsed or names an unknown scheme (before any I/O).
+ * - `BACKEND_UNAVAILABLE`: the server could not be reached, or did not answer in time.
+ * - `BACKEND_ERROR`: the server answered with an error that is not a connectivity problem.
+ * - `LEASE_LOST`: an operation needed leadership that this candidate no longer holds.
+ * - `NOT_SUPPORTED`: the backend does not declare the capability asked for.
+ * - `CLOSED`: the backend or elector was closed and cannot be used again.
+ */
+export type ConclaveErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'INVALID_NAME'
+  | 'INVALID_URL'
+  | 'BACKEND_UNAVAILABLE'
+  | 'BACKEND_ERROR'
+  | 'LEASE_LOST'
+  | 'NOT_SUPPORTED'
+  | 'CLOSED';
+
+export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
+  'INVALID_OPTIONS',
+  'INVALID_NAME',
+  'INVALID_URL',
+  'BACKEND_UNAVAILABLE',
+  'BACKEND_ERROR',
+  'LEASE_LOST',
+  'NOT_SUPPORTED',
+  'CLOSED',
+];
+
+export interface ConclaveErrorDetails {
+  /** The election concerned, when there is one; it is also put in the message. */
+  election?: string;
+  /** The backend kind (`mysql`, `redis`, …), when there is one; it is also put in the message. */
+  backend?: string;
+  /** The underlying error, kept as the standard `Error.cause`. */
+  cause?: unknown;
+}
+
+/** The one error class conclave throws. `code` is stable; `cause` keeps the driver's error. */
+export class ConclaveError extends Error {
+  override readonly name = 'ConclaveError';
+  readonly code: ConclaveErrorCode;
+  readonly election: string | undefined;
+  readonly backend: string | undefined;
+
+  constructor(code: ConclaveErrorCode, message: string, details: ConclaveErrorDetails = {}) {
+    const where = [
+      details.backend ? `backend ${details.backend}` : '',
+      details.election ? `election "${details.election}"` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    super(where ? `${message} (${where})` : message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = code;
+    this.election = details.election;
+    this.backend = details.backend;
+  }
+}
+
+export function isConclaveError(value: unknown, code?: ConclaveErrorCode): value is ConclaveError {
+  return value instanceof ConclaveError && (code === undefined || value.code === code);
+}
+
+/**
+ * Wraps a driver error as `BACKEND_UNAVAILABLE` (connectivity) unless it already is a
+ * ConclaveError. Backends use it so the core sees one error type.
+ */
+export function toBackendError(err: unknown, backend: string, election?: string): ConclaveError {
+  if (err instanceof ConclaveError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new ConclaveError('BACKEND_UNAVAILABLE', `backend call failed: ${message}`, { backend, election, cause: err });
+}

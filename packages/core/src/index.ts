@@ -1,0 +1,39 @@
+export type {
+  ElectionBackend,
+  BackendCapabilities,
+  CampaignRequest,
+  CampaignResult,
+  RenewRequest,
+  RenewResult,
+  ReleaseRequest,
+  LeaderInfo,
+} from './backend';
+export { Elector } from './elector';
+export type {
+  Role,
+  RevokeReason,
+  LeadershipState,
+  ElectedEvent,
+  RevokedEvent,
+  LeaseContext,
+  LeaderTask,
+} from './elector';
+export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './elector-options';
+export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
+export { ConclaveError, CONCLAVE_ERROR_CODES, isConclaveError, toBackendError } from './errors';
+export type { ConclaveErrorCode, ConclaveErrorDetails } from './errors';
+export { MemoryBackend } from './memory-backend';
+export type { MemoryBackendOptions } from './memory-backend';
+export { TickBatcher } from './tick-batcher';
+export { withTimeout, alignedDelay, sleep } from './timing';
+export { consoleLogger, defaultLogger, silentLogger } from './logger';
+export type { Logger } from './logger';
+export {
+  MAX_CANDIDATE_ID_LENGTH,
+  MAX_ELECTION_NAME_LENGTH,
+  assertCandidateId,
+  assertElectionName,
+  assertOptionsObject,
+  assertPositiveInteger,
+  describe as describeValue,
+} from './validation';

@@ -1,0 +1,35 @@
+/**
+ * A pino-shaped logger: `logger.warn({ election, candidateId, err }, 'message')`. pino, bunyan
+ * and winston child loggers fit as they are.
+ */
+export interface Logger {
+  debug(context: object, message: string): void;
+  info(context: object, message: string): void;
+  warn(context: object, message: string): void;
+  error(context: object, message: string): void;
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+type Level = (typeof LEVELS)[number];
+
+/** Logs nothing. The default unless `CONCLAVE_LOG` is set. */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** One line per entry on stderr, from `minLevel` up: `level election=… candidate=… message`. */
+export function consoleLogger(minLevel: Level = 'info'): Logger {
+  const min = LEVELS.indexOf(minLevel);
+  const write = (level: Level) => (context: object, message: string) => {
+    if (LEVELS.indexOf(level) < min) return;
+    const fields = Object.entries(context)
+      .map(([k, v]) => `${k}=${v instanceof Error ? JSON.stringify(v.message) : typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    process.stderr.write(`conclave ${level} ${message}${fields ? ` ${fields}` : ''}\n`);
+  };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** The logger used when none is given: `CONCLAVE_LOG=debug|info|warn|error` turns on console logging. */
+export function defaultLogger(): Logger {
+  const level = process.env.CONCLAVE_LOG as Level | undefined;
+  return level && LEVELS.includes(level) ? consoleLogger(level) : silentLogger;
+}

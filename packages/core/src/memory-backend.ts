@@ -1,0 +1,173 @@
+import { performance } from 'node:perf_hooks';
+import type {
+  BackendCapabilities,
+  CampaignRequest,
+  CampaignResult,
+  ElectionBackend,
+  LeaderInfo,
+  ReleaseRequest,
+  RenewRequest,
+  RenewResult,
+} from './backend';
+import { ConclaveError } from './errors';
+import { assertCandidateId, assertElectionName, assertPositiveInteger } from './validation';
+import { DEFAULT_LEASE_MS } from './elector-options';
+
+export interface MemoryBackendOptions {
+  /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
+  defaultLeaseMs?: number;
+}
+
+interface Lease {
+  holder: string;
+  token: number;
+  /** performance.now() at which the lease ends: this "server's" clock. */
+  expiresAt: number;
+}
+
+interface ElectionRecord {
+  lease: Lease | null;
+  /** Last token handed out; never goes down, even when the lease is cleared. */
+  lastToken: number;
+  /** candidate id → performance.now() it was last seen campaigning. */
+  candidates: Map<string, number>;
+  watchers: Set<() => void>;
+}
+
+/**
+ * The reference backend: one process, no server, real lease timing on the monotonic clock.
+ * Many Electors in one process can share one instance (that is how the demo and the core tests
+ * run). It behaves like a server reached with zero latency, answering asynchronously.
+ */
+export class MemoryBackend implements ElectionBackend {
+  readonly kind = 'memory';
+  readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort' };
+
+  private readonly elections = new Map<string, ElectionRecord>();
+  private readonly defaultLeaseMs: number;
+  private closed = false;
+
+  constructor(options: MemoryBackendOptions = {}) {
+    this.defaultLeaseMs = options.defaultLeaseMs ?? DEFAULT_LEASE_MS;
+    assertPositiveInteger(this.defaultLeaseMs, 'defaultLeaseMs', this.kind);
+  }
+
+  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+    const record = await this.enter(election, candidateId);
+    const now = performance.now();
+    record.candidates.set(candidateId, now);
+    const lease = this.liveLease(record, now);
+    if (lease && lease.holder !== candidateId) {
+      return { role: 'follower', leaderId: lease.holder, token: lease.token, leaseRemainingMs: lease.expiresAt - now };
+    }
+    if (lease) {
+      lease.expiresAt = now + leaseMs;
+      return { role: 'leader', token: lease.token, leaseMs };
+    }
+    record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs };
+    this.notify(record);
+    return { role: 'leader', token: record.lease.token, leaseMs };
+  }
+
+  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+    const record = await this.enter(election, candidateId);
+    const now = performance.now();
+    record.candidates.set(candidateId, now);
+    const lease = this.liveLease(record, now);
+    if (!lease || lease.holder !== candidateId || lease.token !== token) {
+      return { held: false, leaderId: lease?.holder ?? null };
+    }
+    lease.expiresAt = now + leaseMs;
+    return { held: true, leaseMs };
+  }
+
+  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+    const record = await this.enter(election, candidateId);
+    record.candidates.delete(candidateId);
+    const lease = record.lease;
+    if (lease && lease.holder === candidateId && (token == null || lease.token === token)) {
+      record.lease = null;
+      this.notify(record);
+    }
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    const record = await this.enter(election);
+    const lease = this.liveLease(record, performance.now());
+    return lease ? { candidateId: lease.holder, token: lease.token } : null;
+  }
+
+  async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    const record = await this.enter(election, candidateId);
+    record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: performance.now() + leaseMs };
+    this.notify(record);
+    return { candidateId, token: record.lease.token };
+  }
+
+  async clearLeader(election: string): Promise<void> {
+    const record = await this.enter(election);
+    if (record.lease) {
+      record.lease = null;
+      this.notify(record);
+    }
+  }
+
+  async listCandidates(election: string): Promise<string[]> {
+    const record = await this.enter(election);
+    const now = performance.now();
+    const lease = this.liveLease(record, now);
+    // A candidate that has not campaigned for a while (crashed without releasing) is forgotten.
+    const staleBefore = now - 2 * this.defaultLeaseMs;
+    const ids = [...record.candidates.entries()]
+      .filter(([id, seen]) => seen >= staleBefore && id !== lease?.holder)
+      .sort((a, b) => a[1] - b[1])
+      .map(([id]) => id);
+    return lease ? [lease.holder, ...ids] : ids;
+  }
+
+  watch(election: string, candidateId: string, onChange: () => void): () => void {
+    assertElectionName(election, this.kind);
+    assertCandidateId(candidateId, this.kind, election);
+    const record = this.record(election);
+    // Each subscription gets its own function so one candidate can watch twice.
+    const listener = () => onChange();
+    record.watchers.add(listener);
+    return () => {
+      record.watchers.delete(listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const record of this.elections.values()) record.watchers.clear();
+  }
+
+  /** Validates, then yields once so every answer is asynchronous like a real server's. */
+  private async enter(election: string, candidateId?: string): Promise<ElectionRecord> {
+    assertElectionName(election, this.kind);
+    if (candidateId !== undefined) assertCandidateId(candidateId, this.kind, election);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.closed) throw new ConclaveError('CLOSED', 'the memory backend is closed', { backend: this.kind, election });
+    return this.record(election);
+  }
+
+  private record(election: string): ElectionRecord {
+    let record = this.elections.get(election);
+    if (!record) {
+      record = { lease: null, lastToken: 0, candidates: new Map(), watchers: new Set() };
+      this.elections.set(election, record);
+    }
+    return record;
+  }
+
+  private liveLease(record: ElectionRecord, now: number): Lease | null {
+    if (record.lease && record.lease.expiresAt <= now) record.lease = null;
+    return record.lease;
+  }
+
+  private notify(record: ElectionRecord): void {
+    // Delivered on a later turn, as a server's push would be, so no caller re-enters itself.
+    for (const listener of [...record.watchers]) setImmediate(listener);
+  }
+}

@@ -1,0 +1,81 @@
+import { ConclaveError } from './errors';
+
+/** Longest election name every backend must store (MySQL column, ZooKeeper node, Redis key). */
+export const MAX_ELECTION_NAME_LENGTH = 128;
+/** Longest candidate id every backend must store. */
+export const MAX_CANDIDATE_ID_LENGTH = 200;
+
+// Letters, digits and `. _ : -`, starting with a letter or digit: safe as a ZooKeeper node name
+// (no `/`), inside a Redis hash tag (no braces) and readable in logs.
+const ELECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+// Printable ASCII without spaces: hostnames, pids, UUIDs and URLs fit; control characters that
+// would corrupt logs or protocols do not.
+const CANDIDATE_ID = /^[\x21-\x7e]+$/;
+
+/** Throws `INVALID_NAME` unless `name` is a valid election name. Called before any I/O. */
+export function assertElectionName(name: unknown, backend?: string): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new ConclaveError('INVALID_NAME', 'election name must be a non-empty string', { backend });
+  }
+  if (name.length > MAX_ELECTION_NAME_LENGTH) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `election name is ${name.length} characters long; the limit is ${MAX_ELECTION_NAME_LENGTH}`,
+      { backend },
+    );
+  }
+  if (!ELECTION_NAME.test(name)) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `election name ${JSON.stringify(name)} may hold only letters, digits and . _ : - and must start with a letter or digit`,
+      { backend },
+    );
+  }
+}
+
+/** Throws `INVALID_NAME` unless `id` is a valid candidate id. Called before any I/O. */
+export function assertCandidateId(id: unknown, backend?: string, election?: string): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new ConclaveError('INVALID_NAME', 'candidate id must be a non-empty string', { backend, election });
+  }
+  if (id.length > MAX_CANDIDATE_ID_LENGTH) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `candidate id is ${id.length} characters long; the limit is ${MAX_CANDIDATE_ID_LENGTH}`,
+      { backend, election },
+    );
+  }
+  if (!CANDIDATE_ID.test(id)) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `candidate id ${JSON.stringify(id)} may hold only printable ASCII characters without spaces`,
+      { backend, election },
+    );
+  }
+}
+
+/** Throws `INVALID_OPTIONS` unless `value` is a positive safe integer (a duration in ms, a count). */
+export function assertPositiveInteger(value: unknown, option: string, backend?: string): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new ConclaveError('INVALID_OPTIONS', `${option} must be a positive integer, got ${describe(value)}`, {
+      backend,
+    });
+  }
+}
+
+/** Throws `INVALID_OPTIONS` unless `options` is a plain object. */
+export function assertOptionsObject(options: unknown, what: string, backend?: string): asserts options is object {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ConclaveError('INVALID_OPTIONS', `${what} must be an object, got ${describe(options)}`, { backend });
+  }
+}
+
+/** A short, safe description of a bad value for an error message. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {
+    return String(value);
+  }
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
