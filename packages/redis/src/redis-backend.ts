@@ -1,0 +1,146 @@
+import {
+  ConclaveError,
+  assertCandidateId,
+  assertElectionName,
+  assertPositiveInteger,
+  type BackendCapabilities,
+  type CampaignRequest,
+  type CampaignResult,
+  type ElectionBackend,
+  type LeaderInfo,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core';
+import { electionKeys, type ElectionKeys } from './redis-keys';
+import type { LeaseOps } from './redis-lease-ops';
+import { RedisNode } from './redis-node';
+import { resolveRedisOptions, type RedisBackendOptions, type ResolvedRedisOptions } from './redis-options';
+import { QuorumLeaseOps } from './redis-quorum';
+import { SingleLeaseOps } from './redis-single';
+
+/**
+ * Leader election on Redis: a lease key taken with one Lua script (SET-NX-PX semantics plus a
+ * term counter for the fencing token), renewed by compare-and-PEXPIRE (the "watchdog" of
+ * Redisson is the Elector's renew loop), released by compare-and-delete, with a pub/sub message
+ * on every release/force/clear that wakes followers at once. One master, or a Redlock quorum
+ * over N masters (see `RedisBackendOptions`).
+ */
+export class RedisBackend implements ElectionBackend {
+  readonly kind = 'redis';
+  readonly capabilities: BackendCapabilities;
+  /** true when the backend runs Redlock over several masters. */
+  readonly quorum: boolean;
+
+  private readonly options: ResolvedRedisOptions;
+  private readonly nodes: RedisNode[];
+  private readonly ops: LeaseOps;
+  private closed = false;
+
+  /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; connects in the background. */
+  constructor(options: RedisBackendOptions) {
+    this.options = resolveRedisOptions(options);
+    this.quorum = this.options.quorum;
+    this.capabilities = { listCandidates: this.options.trackCandidates, push: 'best-effort' };
+    this.nodes = this.options.sources.map(
+      (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
+    );
+    this.ops = this.quorum ? new QuorumLeaseOps(this.nodes, this.options) : new SingleLeaseOps(this.nodes[0]!, this.options);
+  }
+
+  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+    const keys = this.enter(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    return this.ops.campaign(keys, election, candidateId, leaseMs);
+  }
+
+  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+    const keys = this.enter(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    assertToken(token);
+    return this.ops.renew(keys, election, candidateId, token, leaseMs);
+  }
+
+  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+    const keys = this.enter(election, candidateId);
+    if (token != null) assertToken(token);
+    return this.ops.release(keys, election, candidateId, token ?? null);
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    return this.ops.getLeader(this.enter(election), election);
+  }
+
+  async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
+    const keys = this.enter(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    return this.ops.forceLeader(keys, election, candidateId, leaseMs);
+  }
+
+  async clearLeader(election: string): Promise<void> {
+    return this.ops.clearLeader(this.enter(election), election);
+  }
+
+  async listCandidates(election: string): Promise<string[]> {
+    const keys = this.enter(election);
+    if (!this.capabilities.listCandidates) {
+      throw new ConclaveError('NOT_SUPPORTED', 'listCandidates needs trackCandidates: true', { backend: this.kind, election });
+    }
+    return this.ops.listCandidates(keys, election);
+  }
+
+  /**
+   * Subscribes to the election's channel on every master (one shared subscriber connection per
+   * master, made on first use). Messages are hints: a lost one is covered by the core's poll.
+   */
+  watch(election: string, candidateId: string, onChange: () => void): () => void {
+    assertElectionName(election, this.kind);
+    assertCandidateId(candidateId, this.kind, election);
+    if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
+    const { channel } = electionKeys(this.options.keyPrefix, election);
+    // In quorum mode one release publishes on every master: coalesce the copies that arrive
+    // together into one hint.
+    let pending = false;
+    const listener = () => {
+      if (pending) return;
+      pending = true;
+      setImmediate(() => {
+        pending = false;
+        if (!stopped) onChange();
+      });
+    };
+    let stopped = false;
+    const unsubscribers = this.nodes.map((node) => node.watch(channel, listener));
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      for (const unsubscribe of unsubscribers) unsubscribe();
+    };
+  }
+
+  /** Closes the clients conclave created and every subscriber connection; never a client you passed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.nodes.map((node) => node.close()));
+  }
+
+  /** For tests and diagnostics: the subscriber connections made so far (one per master). */
+  subscriberClients(): unknown[] {
+    return this.nodes.map((n) => n.subscriberClient).filter((c) => c !== null);
+  }
+
+  /** Validates before any I/O; returns the election's keys. */
+  private enter(election: string, candidateId?: string): ElectionKeys {
+    assertElectionName(election, this.kind);
+    if (candidateId !== undefined) assertCandidateId(candidateId, this.kind, election);
+    if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
+    return electionKeys(this.options.keyPrefix, election);
+  }
+}
+
+function assertToken(token: unknown): asserts token is number {
+  if (typeof token !== 'number' || !Number.isSafeInteger(token) || token <= 0) {
+    throw new ConclaveError('INVALID_OPTIONS', `token must be a positive integer, got ${String(token)}`, { backend: 'redis' });
+  }
+}

@@ -1,0 +1,43 @@
+import { ConclaveError } from '@conclave/core';
+
+export const DEFAULT_KEY_PREFIX = 'conclave:';
+
+// No braces (they would move the hash tag), no spaces or control characters.
+const KEY_PREFIX = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== 'string' || !KEY_PREFIX.test(prefix)) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `keyPrefix must be 1–64 letters, digits or . _ : - (no braces), got ${JSON.stringify(prefix)}`,
+      { backend: 'redis' },
+    );
+  }
+}
+
+/**
+ * The keys of one election. They share the hash tag `{election}` so that every script touches
+ * one cluster slot (Redis Cluster refuses multi-key scripts across slots). Election names cannot
+ * hold braces (see `assertElectionName`), and prefixes cannot either, so the tag is always the
+ * election name.
+ */
+export interface ElectionKeys {
+  /** Hash `{ holder, token }` with the lease as its TTL. */
+  lease: string;
+  /** String: the last term's token. Never expires — it is what keeps tokens increasing. */
+  term: string;
+  /** Sorted set: candidate id → server time (ms) after which it counts as gone. */
+  candidates: string;
+  /** Pub/sub channel: a message means "the leadership may have changed". */
+  channel: string;
+}
+
+export function electionKeys(prefix: string, election: string): ElectionKeys {
+  const base = `${prefix}{${election}}`;
+  return {
+    lease: `${base}:lease`,
+    term: `${base}:term`,
+    candidates: `${base}:candidates`,
+    channel: `${base}:changed`,
+  };
+}

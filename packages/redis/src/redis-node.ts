@@ -1,0 +1,237 @@
+import Redis from 'ioredis';
+import { ConclaveError, TickBatcher, withTimeout } from '@conclave/core';
+import type { NodeSource, ResolvedRedisOptions } from './redis-options';
+import type { LuaScript } from './redis-scripts';
+
+const KIND = 'redis';
+
+export interface ScriptCall {
+  script: LuaScript;
+  keys: string[];
+  args: Array<string | number>;
+  /** For error messages. */
+  election?: string;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+// Reply errors that mean "this server cannot serve now" rather than "the request is wrong".
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MISCONF)\b/;
+
+/**
+ * One Redis master: its client (owned or the user's), a batcher that sends every script call
+ * made in one event-loop turn as one pipeline (one round trip, however many elections), and the
+ * lazily created subscriber connection shared by every `watch` of the backend.
+ */
+export class RedisNode {
+  readonly client: Redis;
+  private readonly owned: boolean;
+  private readonly batcher: TickBatcher<ScriptCall, Outcome>;
+  private subscriber: Redis | null = null;
+  private subscriberReadyOnce = false;
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private closed = false;
+  private lastError: unknown = null;
+
+  constructor(
+    source: NodeSource,
+    private readonly options: ResolvedRedisOptions,
+    readonly label: string,
+  ) {
+    if (source.owned) {
+      // Connection starts at once so the first call rarely waits; errors are kept for messages,
+      // never left unhandled (ioredis would print them).
+      this.client = source.url === null ? new Redis(options.redisOptions) : new Redis(source.url, options.redisOptions);
+      this.client.on('error', (err: unknown) => {
+        this.lastError = err;
+      });
+    } else {
+      this.client = source.client;
+    }
+    this.owned = source.owned;
+    this.batcher = new TickBatcher((calls) => this.flush(calls));
+  }
+
+  /** Runs one script; rejects with a ConclaveError. Calls made in one turn share a round trip. */
+  async run(call: ScriptCall): Promise<unknown> {
+    if (this.closed) throw this.closedError(call.election);
+    let outcome: Outcome;
+    try {
+      outcome = await this.batcher.submit(call);
+    } catch (err) {
+      throw this.toError(err, call.election);
+    }
+    if (outcome.ok) return outcome.value;
+    throw this.toError(outcome.error, call.election);
+  }
+
+  /**
+   * Adds a listener for messages on `channel`. Returns the function that removes it. The
+   * subscriber connection is made on the first call; after a reconnect every listener is called,
+   * since messages sent meanwhile are lost (pub/sub does not queue).
+   */
+  watch(channel: string, listener: () => void): () => void {
+    const sub = this.ensureSubscriber();
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      // A failed SUBSCRIBE is retried by autoResubscribe on reconnect; the core's poll covers us meanwhile.
+      sub.subscribe(channel).catch((err: unknown) => {
+        this.lastError = err;
+      });
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(channel);
+      if (!current || !current.delete(listener) || current.size > 0) return;
+      this.listeners.delete(channel);
+      if (this.subscriber && !this.closed) {
+        this.subscriber.unsubscribe(channel).catch((err: unknown) => {
+          this.lastError = err;
+        });
+      }
+    };
+  }
+
+  /** For tests and diagnostics: the subscriber connection, if one was made. */
+  get subscriberClient(): Redis | null {
+    return this.subscriber;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    // disconnect(), not quit(): quit waits for a server that may be gone. The subscriber is
+    // always ours, even when the client was passed in (it is a duplicate).
+    this.subscriber?.disconnect();
+    this.subscriber = null;
+    if (this.owned) this.client.disconnect();
+  }
+
+  private ensureSubscriber(): Redis {
+    if (this.subscriber) return this.subscriber;
+    const sub = this.client.duplicate({
+      lazyConnect: false,
+      enableOfflineQueue: true, // SUBSCRIBE before the first connect must wait, not fail
+      maxRetriesPerRequest: null,
+      autoResubscribe: true,
+      keyPrefix: '', // channels are published from Lua without ioredis' prefix
+    });
+    sub.on('error', (err: unknown) => {
+      this.lastError = err;
+    });
+    sub.on('message', (channel: string) => this.dispatch(channel));
+    sub.on('ready', () => {
+      if (this.subscriberReadyOnce) for (const channel of this.listeners.keys()) this.dispatch(channel);
+      this.subscriberReadyOnce = true;
+    });
+    this.subscriber = sub;
+    return sub;
+  }
+
+  private dispatch(channel: string): void {
+    for (const listener of [...(this.listeners.get(channel) ?? [])]) {
+      try {
+        listener();
+      } catch {
+        // A listener is the core's hint handler, which does not throw; one that does must not
+        // stop the others from hearing the message.
+      }
+    }
+  }
+
+  private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
+    await this.ready(calls[0]?.election);
+    const replies = await this.exec(calls, false);
+    // NOSCRIPT: the server forgot the scripts (restart, SCRIPT FLUSH). Nothing ran for those
+    // calls, so sending them again with EVAL is safe.
+    const missing = replies.map((r, i) => (!r.ok && isNoScript(r.error) ? i : -1)).filter((i) => i >= 0);
+    if (missing.length > 0) {
+      const again = await this.exec(
+        missing.map((i) => calls[i]!),
+        true,
+      );
+      missing.forEach((i, n) => {
+        replies[i] = again[n]!;
+      });
+    }
+    return replies;
+  }
+
+  private async exec(calls: ScriptCall[], withSource: boolean): Promise<Outcome[]> {
+    const pipeline = this.client.pipeline();
+    for (const { script, keys, args } of calls) {
+      if (withSource) pipeline.eval(script.source, keys.length, ...keys, ...args);
+      else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+    }
+    const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
+      this.unavailable(`no answer within ${this.options.commandTimeoutMs} ms`, calls[0]?.election),
+    );
+    if (!results) throw this.unavailable('the pipeline was not sent', calls[0]?.election);
+    return results.map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+  }
+
+  /**
+   * Fails fast when the client is not connected: a call queued until a dead server comes back
+   * would answer long after the lease it is about has ended. Only a connection attempt already
+   * in progress (the first connect, or a reconnect under way) is waited for, at most
+   * commandTimeoutMs.
+   */
+  private async ready(election?: string): Promise<void> {
+    if (this.closed) throw this.closedError(election);
+    const client = this.client;
+    if (client.status === 'ready') return;
+    if (client.status === 'wait') client.connect().catch(() => undefined); // lazyConnect client; errors arrive as 'close'
+    if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') {
+      throw this.unavailable(`not connected (${client.status})`, election);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: ConclaveError) => {
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        client.off('close', onClose);
+        client.off('end', onClose);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onReady = () => done();
+      const onClose = () => done(this.unavailable('could not connect', election));
+      const timer = setTimeout(
+        () => done(this.unavailable(`not connected after ${this.options.commandTimeoutMs} ms`, election)),
+        this.options.commandTimeoutMs,
+      );
+      client.on('ready', onReady);
+      client.on('close', onClose);
+      client.on('end', onClose);
+    });
+  }
+
+  private toError(err: unknown, election?: string): ConclaveError {
+    if (err instanceof ConclaveError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    const isReply = err instanceof Error && err.name === 'ReplyError';
+    if (isReply && !UNAVAILABLE_REPLIES.test(message)) {
+      return new ConclaveError('BACKEND_ERROR', `${this.label} answered: ${message}`, { backend: KIND, election, cause: err });
+    }
+    return new ConclaveError('BACKEND_UNAVAILABLE', `${this.label}: ${message}`, { backend: KIND, election, cause: err });
+  }
+
+  private unavailable(why: string, election?: string): ConclaveError {
+    const last = this.lastError instanceof Error ? ` (last error: ${this.lastError.message})` : '';
+    return new ConclaveError('BACKEND_UNAVAILABLE', `${this.label}: ${why}${last}`, {
+      backend: KIND,
+      election,
+      cause: this.lastError ?? undefined,
+    });
+  }
+
+  private closedError(election?: string): ConclaveError {
+    return new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: KIND, election });
+  }
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}

@@ -1,0 +1,225 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue } from '@conclave/core';
+import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
+
+const KIND = 'redis';
+
+/**
+ * How to reach Redis. Give exactly one of `client`, `clients`, `url`, `urls`, or only
+ * `redisOptions` (e.g. Sentinel: `{ sentinels: [...], name: 'mymaster' }`).
+ *
+ * - One master (`client`, `url`, `redisOptions`): one Lua script per call, one round trip.
+ * - Quorum (`clients`, `urls`, or a `url` with comma-separated hosts): the Redlock algorithm over
+ *   N independent masters (use an odd N ≥ 3); a lease is held when a majority holds it.
+ *
+ * Clients you pass in are never closed by conclave; clients created from `url`/`urls`/
+ * `redisOptions` are closed by `close()`.
+ */
+export interface RedisBackendOptions {
+  /** An ioredis client you own (single master). */
+  client?: Redis;
+  /** ioredis clients you own, one per independent master (quorum mode). */
+  clients?: Redis[];
+  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS); comma-separated hosts = quorum. */
+  url?: string;
+  /** One URL per independent master (quorum mode). */
+  urls?: string[];
+  /**
+   * ioredis options for the clients conclave creates (TLS, password, Sentinel, …). Merged over
+   * conclave's fail-fast defaults (see `failFastRedisOptions`); yours win.
+   */
+  redisOptions?: RedisOptions;
+  /** Prefix of every key and channel: letters, digits and `. _ : -`, 1–64 characters. Default `conclave:`. */
+  keyPrefix?: string;
+  /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
+  defaultLeaseMs?: number;
+  /** Longest wait for one round trip (or for a connection attempt in progress), ms. Default 2000. */
+  commandTimeoutMs?: number;
+  /**
+   * Publish a message on release/force/clear so followers wake at once. Default true. Turning it
+   * off leaves followers to their fallback poll (used by tests of lost messages).
+   */
+  publish?: boolean;
+  /** Keep a sorted set of candidates so `listCandidates()` works. Default true. */
+  trackCandidates?: boolean;
+  /**
+   * Quorum mode: fraction of the lease kept back for clock-rate drift between masters (Redlock's
+   * drift factor); the granted lease is `lease − lease × driftFactor − 2 ms`. Default 0.01.
+   */
+  driftFactor?: number;
+  /**
+   * A new term's token is at least the server's time in ms (as well as greater than the last
+   * term), so tokens keep increasing even if the term counter is lost (a restart without
+   * persistence), as long as the server clock does not go back. Default true.
+   */
+  tokenClockFloor?: boolean;
+}
+
+/** What the backend needs to open one master. */
+export type NodeSource = { client: Redis; owned: false } | { url: string | null; owned: true };
+
+export interface ResolvedRedisOptions {
+  sources: NodeSource[];
+  quorum: boolean;
+  redisOptions: RedisOptions;
+  keyPrefix: string;
+  defaultLeaseMs: number;
+  commandTimeoutMs: number;
+  publish: boolean;
+  trackCandidates: boolean;
+  driftFactor: number;
+  tokenClockFloor: boolean;
+}
+
+/**
+ * ioredis settings that make a dead server fail calls fast while ioredis reconnects in the
+ * background: no retries of a command across reconnects (a lease write replayed late would
+ * surprise the caller, who has long given up), bounded connect time, quick reconnect attempts.
+ * The backend also refuses to queue a call while the client is not connected (see `RedisNode`).
+ */
+export function failFastRedisOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    connectTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    enableOfflineQueue: true, // calls are gated by RedisNode; the queue only bridges the first connect
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 5), 1000),
+    // close() must not keep the process alive waiting for a half-closed socket to a dead server.
+    disconnectTimeout: 500,
+  };
+}
+
+export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
+  assertOptionsObject(options, 'RedisBackend options', KIND);
+  const o = options as RedisBackendOptions;
+  const given = (['client', 'clients', 'url', 'urls'] as const).filter((k) => o[k] !== undefined);
+  if (given.length > 1) {
+    throw new ConclaveError('INVALID_OPTIONS', `give only one of client, clients, url, urls (got ${given.join(', ')})`, {
+      backend: KIND,
+    });
+  }
+  if (o.redisOptions !== undefined) assertOptionsObject(o.redisOptions, 'redisOptions', KIND);
+  if (given.length === 0 && o.redisOptions === undefined) {
+    throw new ConclaveError('INVALID_OPTIONS', 'give one of client, clients, url, urls or redisOptions', { backend: KIND });
+  }
+
+  let sources: NodeSource[];
+  let quorum = false;
+  if (o.client !== undefined) {
+    assertClient(o.client, 'client');
+    sources = [{ client: o.client, owned: false }];
+  } else if (o.clients !== undefined) {
+    if (!Array.isArray(o.clients) || o.clients.length === 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `clients must be a non-empty array, got ${describeValue(o.clients)}`, {
+        backend: KIND,
+      });
+    }
+    o.clients.forEach((c, i) => assertClient(c, `clients[${i}]`));
+    if (new Set(o.clients).size !== o.clients.length) {
+      throw new ConclaveError('INVALID_OPTIONS', 'clients must be distinct (one per master)', { backend: KIND });
+    }
+    sources = o.clients.map((client) => ({ client, owned: false as const }));
+    quorum = true;
+  } else if (o.urls !== undefined) {
+    if (!Array.isArray(o.urls) || o.urls.length === 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `urls must be a non-empty array, got ${describeValue(o.urls)}`, {
+        backend: KIND,
+      });
+    }
+    sources = o.urls.flatMap((u) => parseRedisUrl(u)).map((url) => ({ url, owned: true as const }));
+    quorum = true;
+  } else if (o.url !== undefined) {
+    const urls = parseRedisUrl(o.url);
+    sources = urls.map((url) => ({ url, owned: true as const }));
+    quorum = urls.length > 1;
+  } else {
+    sources = [{ url: null, owned: true }];
+  }
+  if (quorum) {
+    const keys = sources.map((s) => ('url' in s ? s.url : null)).filter((u): u is string => u !== null);
+    if (new Set(keys).size !== keys.length) {
+      throw new ConclaveError('INVALID_URL', 'quorum URLs must name distinct masters', { backend: KIND });
+    }
+  }
+
+  const keyPrefix = o.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  assertKeyPrefix(keyPrefix);
+  const defaultLeaseMs = o.defaultLeaseMs ?? DEFAULT_LEASE_MS;
+  assertPositiveInteger(defaultLeaseMs, 'defaultLeaseMs', KIND);
+  const commandTimeoutMs = o.commandTimeoutMs ?? 2000;
+  assertPositiveInteger(commandTimeoutMs, 'commandTimeoutMs', KIND);
+  const driftFactor = o.driftFactor ?? 0.01;
+  if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor) || driftFactor < 0 || driftFactor >= 0.5) {
+    throw new ConclaveError('INVALID_OPTIONS', `driftFactor must be a number in [0, 0.5), got ${describeValue(driftFactor)}`, {
+      backend: KIND,
+    });
+  }
+  const publish = assertBoolean(o.publish, 'publish', true);
+  const trackCandidates = assertBoolean(o.trackCandidates, 'trackCandidates', true);
+  const tokenClockFloor = assertBoolean(o.tokenClockFloor, 'tokenClockFloor', true);
+  const redisOptions: RedisOptions = { ...failFastRedisOptions(commandTimeoutMs), ...(o.redisOptions ?? {}) };
+  return {
+    sources,
+    quorum,
+    redisOptions,
+    keyPrefix,
+    defaultLeaseMs,
+    commandTimeoutMs,
+    publish,
+    trackCandidates,
+    driftFactor,
+    tokenClockFloor,
+  };
+}
+
+/**
+ * Splits and checks a Redis URL. `redis://user:pass@h1:1,h2:2/0` (several hosts) becomes one URL
+ * per host with the same scheme, credentials, database and query. Throws `INVALID_URL`.
+ */
+export function parseRedisUrl(url: unknown): string[] {
+  if (typeof url !== 'string' || url.length === 0) {
+    throw new ConclaveError('INVALID_URL', `a Redis URL must be a non-empty string, got ${describeValue(url)}`, {
+      backend: KIND,
+    });
+  }
+  const bad = (why: string) =>
+    new ConclaveError('INVALID_URL', `invalid Redis URL ${redact(url)}: ${why}`, { backend: KIND });
+  const m = /^(rediss?):\/\/(?:([^@/?#]*)@)?([^/?#]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
+  if (!m) throw bad('expected redis://[user:pass@]host:port[/db] or rediss://…');
+  const [, scheme, auth, hosts, path = '', query = ''] = m;
+  if (path !== '' && path !== '/' && !/^\/\d{1,2}$/.test(path)) throw bad('the path must be a database number');
+  return hosts!.split(',').map((host) => {
+    if (host === '') throw bad('empty host');
+    const one = `${scheme}://${auth !== undefined ? `${auth}@` : ''}${host}${path}${query}`;
+    let parsed: URL;
+    try {
+      parsed = new URL(one);
+    } catch {
+      throw bad(`cannot parse host ${JSON.stringify(host)}`);
+    }
+    if (!parsed.hostname) throw bad('missing host');
+    if (parsed.port !== '' && (Number(parsed.port) < 1 || Number(parsed.port) > 65535)) throw bad('bad port');
+    return one;
+  });
+}
+
+function redact(url: string): string {
+  return JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'));
+}
+
+function assertClient(client: unknown, what: string): void {
+  const c = client as Partial<Redis> | null;
+  if (typeof c !== 'object' || c === null || typeof c.pipeline !== 'function' || typeof c.duplicate !== 'function') {
+    throw new ConclaveError('INVALID_OPTIONS', `${what} must be an ioredis client, got ${describeValue(client)}`, {
+      backend: KIND,
+    });
+  }
+}
+
+function assertBoolean(value: unknown, what: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') {
+    throw new ConclaveError('INVALID_OPTIONS', `${what} must be a boolean, got ${describeValue(value)}`, { backend: KIND });
+  }
+  return value;
+}

@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+
+/** A Lua script and its SHA1, sent with EVALSHA (EVAL only after NOSCRIPT). */
+export interface LuaScript {
+  name: string;
+  source: string;
+  sha: string;
+}
+
+function script(name: string, body: string): LuaScript {
+  const source = PRELUDE + body;
+  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+// TIME is the server's clock, the only clock a lease is measured on. Before Redis 5, a script
+// must switch to effect replication before writing after a non-deterministic command; from 5 on
+// that is the default and the call is a no-op (it is deprecated in 7, not removed).
+// Tokens travel as decimal strings: Lua numbers are doubles and would print large ones as 1e+12.
+const PRELUDE = `
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function num(s) return tonumber(s) or 0 end
+local function str(n) return string.format('%.0f', n) end
+local function next_token(term, floor)
+  local n = term + 1
+  if floor == '1' and now > n then n = now end
+  return n
+end
+`;
+
+/**
+ * Acquire-or-join (seed 004's `tryLock`, made atomic and fenced).
+ * KEYS: lease, term, candidates. ARGV: id, leaseMs, candidateTtlMs (0 = not tracked),
+ * assign ('1': one master, the token is chosen here; '0': quorum prepare, token '0' until COMMIT),
+ * clockFloor ('1'/'0').
+ * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
+ * {0, holder, token, pttl} held by another.
+ */
+export const CAMPAIGN = script(
+  'campaign',
+  `
+local id, lease, cttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if cttl > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  redis.call('ZADD', KEYS[3], now + cttl, id)
+  redis.call('PEXPIRE', KEYS[3], cttl)
+end
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+local term = num(redis.call('GET', KEYS[2]))
+if cur[1] then
+  if cur[1] == id then
+    redis.call('PEXPIRE', KEYS[1], lease)
+    return {1, cur[2] or '0', str(term), str(now)}
+  end
+  return {0, cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1])}
+end
+local token = '0'
+if ARGV[4] == '1' then
+  token = str(next_token(term, ARGV[5]))
+  redis.call('SET', KEYS[2], token)
+end
+redis.call('HSET', KEYS[1], 'holder', id, 'token', token)
+redis.call('PEXPIRE', KEYS[1], lease)
+return {2, token, str(term), str(now)}
+`,
+);
+
+/**
+ * Quorum phase 2: gives the prepared lease its token and raises the term counter to it (max
+ * semantics, so a later majority read sees at least this token).
+ * KEYS: lease, term. ARGV: id, token. Returns 1, or 0 if the lease is no longer ours.
+ */
+export const COMMIT = script(
+  'commit',
+  `
+if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'token', ARGV[2])
+if num(ARGV[2]) > num(redis.call('GET', KEYS[2])) then redis.call('SET', KEYS[2], ARGV[2]) end
+return 1
+`,
+);
+
+/**
+ * Watchdog renewal: compare (holder and token) and PEXPIRE, so a stale holder cannot extend a
+ * lease that was taken over, cleared or forced.
+ * KEYS: lease, term, candidates. ARGV: id, token, leaseMs, candidateTtlMs, repair ('1' in quorum).
+ * With repair, a master that lost the lease (restart) or never saw our token (late prepare) gets
+ * it back, unless its term counter shows a newer term; such a master does not count as "held".
+ * Returns {1} held | {2} repaired | {0, holder or false}.
+ */
+export const RENEW = script(
+  'renew',
+  `
+local id, token, lease, cttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+local code = 0
+if cur[1] == id and cur[2] == token then
+  code = 1
+elseif ARGV[5] == '1' and (not cur[1] or (cur[1] == id and cur[2] == '0'))
+    and num(redis.call('GET', KEYS[2])) <= num(token) then
+  redis.call('HSET', KEYS[1], 'holder', id, 'token', token)
+  redis.call('SET', KEYS[2], token)
+  code = 2
+end
+if code == 0 then return {0, cur[1]} end
+redis.call('PEXPIRE', KEYS[1], lease)
+if cttl > 0 then
+  redis.call('ZADD', KEYS[3], now + cttl, id)
+  redis.call('PEXPIRE', KEYS[3], cttl)
+end
+return {code}
+`,
+);
+
+/**
+ * Compare-and-delete (seed 004's `unlock`, which Redisson also guards by holder), then a wake-up
+ * message for followers.
+ * KEYS: lease, candidates. ARGV: id, token ('' = any term of this holder), publish ('1'/'0'),
+ * channel, withdraw ('1': also leave the candidate set). Returns 1 if a lease was deleted.
+ */
+export const RELEASE = script(
+  'release',
+  `
+local id, token = ARGV[1], ARGV[2]
+if ARGV[5] == '1' then redis.call('ZREM', KEYS[2], id) end
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+if cur[1] ~= id or (token ~= '' and cur[2] ~= token and cur[2] ~= '0') then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[3] == '1' then redis.call('PUBLISH', ARGV[4], 'released') end
+return 1
+`,
+);
+
+/**
+ * Admin: the candidate leads now, in a new term (seed 000's REPLACE INTO).
+ * KEYS: lease, term. ARGV: id, leaseMs, assign ('1' one master / '0' quorum prepare), clockFloor,
+ * publish, channel. Returns {token, term, now}.
+ */
+export const FORCE = script(
+  'force',
+  `
+local token = '0'
+local term = num(redis.call('GET', KEYS[2]))
+if ARGV[3] == '1' then
+  token = str(next_token(term, ARGV[4]))
+  redis.call('SET', KEYS[2], token)
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+if ARGV[3] == '1' and ARGV[5] == '1' then redis.call('PUBLISH', ARGV[6], 'forced') end
+return {token, str(term), str(now)}
+`,
+);
+
+/** Admin: deletes the lease; the term counter stays. KEYS: lease. ARGV: publish, channel. */
+export const CLEAR = script(
+  'clear',
+  `
+local n = redis.call('DEL', KEYS[1])
+if n > 0 and ARGV[1] == '1' then redis.call('PUBLISH', ARGV[2], 'cleared') end
+return n
+`,
+);
+
+/** KEYS: lease. Returns {holder, token, pttl} or {} when nobody holds a live lease. */
+export const LEADER = script(
+  'leader',
+  `
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+if not cur[1] then return {} end
+return {cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1])}
+`,
+);
+
+/**
+ * KEYS: lease, candidates. Prunes candidates not seen for their TTL, then returns
+ * {holder or '', id1, seen1, id2, seen2, …} ordered by when each counts as gone.
+ */
+export const CANDIDATES = script(
+  'candidates',
+  `
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local holder = redis.call('HGET', KEYS[1], 'holder') or ''
+local out = {holder}
+local all = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #all do out[#out + 1] = all[i] end
+return out
+`,
+);
+
+/** Quorum mode: the wake-up message sent after a force, once its term is committed. ARGV: channel, message. */
+export const NOTIFY = script(
+  'notify',
+  `
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return 1
+`,
+);

@@ -1,0 +1,96 @@
+import type { CampaignResult, LeaderInfo, RenewResult } from '@conclave/core';
+import type { ElectionKeys } from './redis-keys';
+import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
+import type { RedisNode } from './redis-node';
+import type { ResolvedRedisOptions } from './redis-options';
+import { CAMPAIGN, CANDIDATES, CLEAR, FORCE, LEADER, RELEASE, RENEW } from './redis-scripts';
+
+/**
+ * One master: every operation is one Lua script, so it is atomic on the server and costs one
+ * round trip (shared with every other call of the same turn). The fencing token is the term
+ * counter INCRemented by the acquiring script itself (raised to the server's ms clock when
+ * `tokenClockFloor`), so a new term's token is greater than every earlier one as long as the
+ * counter key survives — or, with the clock floor, as long as the server clock does not go back.
+ */
+export class SingleLeaseOps implements LeaseOps {
+  constructor(
+    private readonly node: RedisNode,
+    private readonly options: ResolvedRedisOptions,
+  ) {}
+
+  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<CampaignResult> {
+    const reply = (await this.node.run({
+      script: CAMPAIGN,
+      keys: [keys.lease, keys.term, keys.candidates],
+      args: [candidateId, leaseMs, this.cttl(leaseMs), '1', this.options.tokenClockFloor ? '1' : '0'],
+      election,
+    })) as [number, string, string, string | number];
+    if (reply[0] !== 0) {
+      // SET … PX on the server starts the lease when the request arrives, which is after it was
+      // sent: the whole leaseMs counts from the send.
+      return { role: 'leader', token: Number(reply[1]), leaseMs };
+    }
+    const pttl = Number(reply[3]);
+    return {
+      role: 'follower',
+      leaderId: reply[1],
+      token: parseToken(reply[2]),
+      ...(pttl >= 0 ? { leaseRemainingMs: pttl } : {}),
+    };
+  }
+
+  async renew(keys: ElectionKeys, election: string, candidateId: string, token: number, leaseMs: number): Promise<RenewResult> {
+    const reply = (await this.node.run({
+      script: RENEW,
+      keys: [keys.lease, keys.term, keys.candidates],
+      args: [candidateId, String(token), leaseMs, this.cttl(leaseMs), '0'],
+      election,
+    })) as [number, string | null];
+    if (reply[0] === 1) return { held: true, leaseMs };
+    return { held: false, leaderId: reply[1] ?? null };
+  }
+
+  async release(keys: ElectionKeys, election: string, candidateId: string, token: number | null): Promise<void> {
+    await this.node.run({
+      script: RELEASE,
+      keys: [keys.lease, keys.candidates],
+      args: [candidateId, token == null ? '' : String(token), this.options.publish ? '1' : '0', keys.channel, '1'],
+      election,
+    });
+  }
+
+  async getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null> {
+    const reply = (await this.node.run({ script: LEADER, keys: [keys.lease], args: [], election })) as string[];
+    const token = parseToken(reply[1]);
+    return reply[0] && token !== null ? { candidateId: reply[0], token } : null;
+  }
+
+  async forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo> {
+    const reply = (await this.node.run({
+      script: FORCE,
+      keys: [keys.lease, keys.term],
+      args: [candidateId, leaseMs, '1', this.options.tokenClockFloor ? '1' : '0', this.options.publish ? '1' : '0', keys.channel],
+      election,
+    })) as string[];
+    return { candidateId, token: Number(reply[0]) };
+  }
+
+  async clearLeader(keys: ElectionKeys, election: string): Promise<void> {
+    await this.node.run({
+      script: CLEAR,
+      keys: [keys.lease],
+      args: [this.options.publish ? '1' : '0', keys.channel],
+      election,
+    });
+  }
+
+  async listCandidates(keys: ElectionKeys, election: string): Promise<string[]> {
+    const reply = await this.node.run({ script: CANDIDATES, keys: [keys.lease, keys.candidates], args: [], election });
+    const { holder, seen } = parseCandidates(reply);
+    return orderCandidates(holder, seen);
+  }
+
+  private cttl(leaseMs: number): number {
+    return this.options.trackCandidates ? candidateTtlMs(leaseMs) : 0;
+  }
+}

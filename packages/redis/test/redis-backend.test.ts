@@ -1,0 +1,207 @@
+import Redis from 'ioredis';
+import { isConclaveError } from '@conclave/core';
+import { RedisBackend } from '@conclave/redis';
+import { BackendPool, SHARED_URL, uniqueName, uniquePrefix, waitFor } from './helpers';
+
+const pool = new BackendPool();
+afterEach(() => pool.closeAll());
+
+async function code(promise: Promise<unknown> | (() => unknown)): Promise<string | undefined> {
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (err) {
+    return isConclaveError(err) ? err.code : `not a ConclaveError: ${String(err)}`;
+  }
+  return undefined;
+}
+
+describe('RedisBackend options', () => {
+  test('bad URLs are INVALID_URL before any I/O', async () => {
+    for (const url of ['', 'http://localhost:6379', 'redis://', 'redis://h:99999', 'redis://h:6379/notadb', 'redis://a,,b']) {
+      expect(await code(() => new RedisBackend({ url }))).toBe('INVALID_URL');
+    }
+    expect(await code(() => new RedisBackend({ urls: ['redis://a:1', 'redis://a:1'] }))).toBe('INVALID_URL');
+  });
+
+  test('bad options and prefixes are rejected in the constructor', async () => {
+    expect(await code(() => new RedisBackend({} as never))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, urls: [SHARED_URL] }))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ client: {} as never }))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, keyPrefix: 'a{b}' }))).toBe('INVALID_NAME');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, keyPrefix: '' }))).toBe('INVALID_NAME');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, defaultLeaseMs: 0 }))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, driftFactor: 0.9 }))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, publish: 'yes' as never }))).toBe('INVALID_OPTIONS');
+  });
+
+  test('a comma-separated URL means quorum mode', () => {
+    const b = pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', redisOptions: { lazyConnect: true } });
+    expect(b.quorum).toBe(true);
+    expect(b.capabilities).toEqual({ listCandidates: true, push: 'best-effort' });
+  });
+
+  test('names are validated in every method before any I/O', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    expect(await code(b.campaign({ election: 'bad name', candidateId: 'a', leaseMs: 1000 }))).toBe('INVALID_NAME');
+    expect(await code(b.renew({ election: 'e', candidateId: 'has space', token: 1, leaseMs: 1000 }))).toBe('INVALID_NAME');
+    expect(await code(b.release({ election: '{x}', candidateId: 'a' }))).toBe('INVALID_NAME');
+    expect(await code(b.getLeader(''))).toBe('INVALID_NAME');
+    expect(await code(b.forceLeader('e', 'a', -1))).toBe('INVALID_OPTIONS');
+    expect(await code(b.campaign({ election: 'e', candidateId: 'a', leaseMs: 1.5 }))).toBe('INVALID_OPTIONS');
+    expect(() => b.watch('bad/name', 'a', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
+  });
+});
+
+describe('RedisBackend on one master', () => {
+  test('acquire, join as follower, re-campaign keeps the term, renew, release', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    const election = uniqueName();
+    const first = await b.campaign({ election, candidateId: 'a', leaseMs: 5000 });
+    expect(first).toEqual({ role: 'leader', token: expect.any(Number), leaseMs: 5000 });
+    const token = (first as { token: number }).token;
+
+    const follower = await b.campaign({ election, candidateId: 'b', leaseMs: 5000 });
+    expect(follower).toMatchObject({ role: 'follower', leaderId: 'a', token });
+    const remaining = (follower as { leaseRemainingMs?: number }).leaseRemainingMs!;
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThanOrEqual(5000);
+
+    expect(await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })).toEqual({ role: 'leader', token, leaseMs: 5000 });
+    expect(await b.renew({ election, candidateId: 'a', token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
+    expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token });
+    expect(await b.listCandidates(election)).toEqual(['a', 'b']);
+
+    await b.release({ election, candidateId: 'a', token });
+    await b.release({ election, candidateId: 'a', token }); // idempotent
+    expect(await b.getLeader(election)).toBeNull();
+    expect(await b.listCandidates(election)).toEqual(['b']);
+    const next = await b.campaign({ election, candidateId: 'b', leaseMs: 5000 });
+    expect(next.role).toBe('leader');
+    expect((next as { token: number }).token).toBeGreaterThan(token);
+  });
+
+  test('a foreign id cannot renew or release; a stale token cannot renew', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    const election = uniqueName();
+    const { token } = (await b.campaign({ election, candidateId: 'owner', leaseMs: 5000 })) as { token: number };
+    expect(await b.renew({ election, candidateId: 'intruder', token, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'owner' });
+    expect(await b.renew({ election, candidateId: 'owner', token: token + 1, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'owner' });
+    await b.release({ election, candidateId: 'intruder', token });
+    await b.release({ election, candidateId: 'intruder' });
+    await b.release({ election, candidateId: 'owner', token: token + 1 }); // another term: untouched
+    expect(await b.getLeader(election)).toEqual({ candidateId: 'owner', token });
+    // renew never creates a lease
+    await b.release({ election, candidateId: 'owner', token });
+    expect(await b.renew({ election, candidateId: 'owner', token, leaseMs: 5000 })).toEqual({ held: false, leaderId: null });
+    expect(await b.getLeader(election)).toBeNull();
+  });
+
+  test('tokens keep increasing across clear and force', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix(), tokenClockFloor: false });
+    const election = uniqueName();
+    const t1 = ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token;
+    expect(t1).toBe(1);
+    await b.clearLeader(election);
+    expect(await b.getLeader(election)).toBeNull();
+    const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })) as { token: number }).token;
+    const forced = await b.forceLeader(election, 'c', 5000);
+    expect(forced.token).toBeGreaterThan(t2);
+    expect(t2).toBeGreaterThan(t1);
+    expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'c' });
+    expect(await b.renew({ election, candidateId: 'c', token: forced.token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
+  });
+
+  test('with the clock floor, tokens are at least the server time in ms', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    const election = uniqueName();
+    const before = Date.now() - 60_000; // generous: server and client clocks are the same machine's here
+    const t1 = ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token;
+    expect(t1).toBeGreaterThan(before);
+    await b.release({ election, candidateId: 'a', token: t1 });
+    const t2 = ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token;
+    expect(t2).toBeGreaterThan(t1);
+    expect(Number.isSafeInteger(t2)).toBe(true);
+  });
+
+  test('a lease expires on the server when nobody renews it', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    const election = uniqueName();
+    await b.campaign({ election, candidateId: 'a', leaseMs: 1000 });
+    await waitFor(async () => (await b.getLeader(election)) === null, 5000, 'the lease to expire');
+    expect((await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).role).toBe('leader');
+  });
+
+  test('release, force and clear wake watchers; unwatch stops them', async () => {
+    const prefix = uniquePrefix();
+    const a = pool.redis({ url: SHARED_URL, keyPrefix: prefix });
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: prefix });
+    const election = uniqueName();
+    let hints = 0;
+    const unwatch = b.watch(election, 'b', () => hints++);
+    await waitFor(() => (b.subscriberClients()[0] as Redis | undefined)?.status === 'ready', 5000, 'the subscriber');
+    await new Promise((r) => setTimeout(r, 100)); // SUBSCRIBE is sent right after ready
+    const { token } = (await a.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
+    await a.release({ election, candidateId: 'a', token });
+    await waitFor(() => hints >= 1, 5000, 'a hint after release');
+    await a.forceLeader(election, 'x', 5000);
+    await waitFor(() => hints >= 2, 5000, 'a hint after force');
+    await a.clearLeader(election);
+    await waitFor(() => hints >= 3, 5000, 'a hint after clear');
+    unwatch();
+    unwatch();
+    await new Promise((r) => setTimeout(r, 100));
+    const seen = hints;
+    await a.forceLeader(election, 'y', 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hints).toBe(seen);
+  });
+
+  test('renewals of many elections in one turn share one round trip', async () => {
+    const client = new Redis(SHARED_URL);
+    try {
+      const b = pool.redis({ client, keyPrefix: uniquePrefix() });
+      const names = Array.from({ length: 50 }, () => uniqueName());
+      const tokens = await Promise.all(
+        names.map(async (election) => ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token),
+      );
+      let pipelines = 0;
+      const original = client.pipeline.bind(client);
+      client.pipeline = ((...args: Parameters<typeof original>) => {
+        pipelines++;
+        return original(...args);
+      }) as typeof client.pipeline;
+      const results = await Promise.all(names.map((election, i) => b.renew({ election, candidateId: 'a', token: tokens[i]!, leaseMs: 5000 })));
+      expect(results.every((r) => r.held)).toBe(true);
+      expect(pipelines).toBe(1);
+      await Promise.all(names.map((election, i) => b.release({ election, candidateId: 'a', token: tokens[i]! })));
+    } finally {
+      await pool.closeAll();
+      client.disconnect();
+    }
+  });
+
+  test('a client passed in is not closed; close() is idempotent and later calls are CLOSED', async () => {
+    const client = new Redis(SHARED_URL);
+    try {
+      const b = new RedisBackend({ client, keyPrefix: uniquePrefix() });
+      const election = uniqueName();
+      const unwatch = b.watch(election, 'a', () => undefined);
+      await b.campaign({ election, candidateId: 'a', leaseMs: 1000 });
+      unwatch();
+      await b.close();
+      await b.close();
+      expect(await client.ping()).toBe('PONG');
+      expect(await code(b.getLeader(election))).toBe('CLOSED');
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test('a dead server fails calls fast with BACKEND_UNAVAILABLE', async () => {
+    const b = pool.redis({ url: 'redis://127.0.0.1:1', keyPrefix: uniquePrefix() });
+    const started = Date.now();
+    expect(await code(b.campaign({ election: 'e', candidateId: 'a', leaseMs: 1000 }))).toBe('BACKEND_UNAVAILABLE');
+    expect(await code(b.getLeader('e'))).toBe('BACKEND_UNAVAILABLE');
+    expect(Date.now() - started).toBeLessThan(2500); // bounded by commandTimeoutMs, not by a lease
+  });
+});
