@@ -1,0 +1,35 @@
+import { RedisBackend } from '@conclave/redis';
+import { describeBackendConformance } from '@conclave/test-harness';
+import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
+import { uniquePrefix } from './helpers';
+
+const capabilities = { listCandidates: true, push: 'best-effort' } as const;
+
+// Three private masters: a Redlock quorum.
+describe('quorum of three masters', () => {
+  let servers: RedisServer[] = [];
+  beforeAll(async () => {
+    servers = await startRedisServers(3);
+  });
+  afterAll(() => Promise.all(servers.map((s) => s.stop())));
+  const keyPrefix = uniquePrefix();
+  describeBackendConformance('redis quorum (3 of 3 up)', {
+    capabilities,
+    create: () => new RedisBackend({ urls: servers.map((s) => s.url), keyPrefix }),
+  });
+});
+
+// The same with one master down from the start: two of three are still a majority.
+describe('quorum of three masters, one stopped', () => {
+  let servers: RedisServer[] = [];
+  beforeAll(async () => {
+    servers = await startRedisServers(3);
+    await servers[2]!.stop();
+  });
+  afterAll(() => Promise.all(servers.map((s) => s.stop())));
+  const keyPrefix = uniquePrefix();
+  describeBackendConformance('redis quorum (2 of 3 up)', {
+    capabilities,
+    create: () => new RedisBackend({ urls: servers.map((s) => s.url), keyPrefix }),
+  });
+});
