@@ -1,1 +1,8 @@
-export {};
+export { ZookeeperBackend } from './zookeeper-backend';
+export {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_ROOT,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  assertConnectString,
+} from './zookeeper-options';
+export type { ZookeeperBackendOptions, ZookeeperClientOptions, ZookeeperConnectOptions } from './zookeeper-options';

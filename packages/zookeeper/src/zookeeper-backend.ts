@@ -1,0 +1,545 @@
+import { performance } from 'node:perf_hooks';
+import { CreateMode, Exception, type Client, type Stat } from 'node-zookeeper-client';
+import {
+  ConclaveError,
+  TickBatcher,
+  assertCandidateId,
+  assertElectionName,
+  assertPositiveInteger,
+  toBackendError,
+  type BackendCapabilities,
+  type CampaignRequest,
+  type CampaignResult,
+  type ElectionBackend,
+  type LeaderInfo,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core';
+import { candidateQueue, newGuid, nodePrefix, type CandidateNode } from './zookeeper-nodes';
+import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
+import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
+
+const KIND = 'zookeeper';
+/** Rounds of "list, then act" a call makes before giving up on a queue that keeps changing. */
+const MAX_ROUNDS = 8;
+
+/** What this process knows of one candidate's node in one election. */
+interface Candidacy {
+  key: string;
+  /** Guid of the protected prefix for this candidacy's node. */
+  guid: string;
+  /** A create was sent with `guid` (its answer may have been lost): look for it before creating. */
+  created: boolean;
+  /** Our node, once seen; `token` is its czxid. */
+  node: { name: string; path: string; token: number; handle: SessionHandle } | null;
+  /** One function per candidacy, so the client keeps one watch per path, not one per call. */
+  watcher: () => void;
+}
+
+interface RenewItem {
+  handle: SessionHandle;
+  path: string;
+  token: number;
+  until: number;
+}
+
+/**
+ * Leader election on ZooKeeper with the ephemeral-sequential recipe (seed 003): every candidate
+ * creates one ephemeral-sequential node under `<root>/<election>`, the lowest sequence leads, and
+ * each follower watches only its predecessor, so a departure wakes one candidate, not the herd.
+ *
+ * - Token: the leading node's czxid (see the README for why not the sequence).
+ * - Lease: a leader's node lives as long as its session, so a lease is granted for at most two
+ *   thirds of the negotiated session timeout, counted from when the request was sent; `renew` is
+ *   one `multi` of `check` ops (one round trip for all elections renewed in the same turn) that
+ *   proves the session is alive and the node still there.
+ * - Push is reliable: a candidate's watch fires when its predecessor or its own node goes, and on
+ *   every session event.
+ */
+export class ZookeeperBackend implements ElectionBackend {
+  readonly kind = KIND;
+  /** What every ZookeeperBackend declares (known before any connection). */
+  static readonly capabilities: BackendCapabilities = Object.freeze({ listCandidates: true, push: 'reliable' as const });
+  readonly capabilities: BackendCapabilities = ZookeeperBackend.capabilities;
+
+  private readonly root: string;
+  private readonly requestTimeoutMs: number;
+  private readonly session: ZookeeperSession;
+  private readonly candidacies = new Map<string, Candidacy>();
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly renewals: TickBatcher<RenewItem, boolean>;
+  private readonly unsubscribeSession: () => void;
+  private closed = false;
+
+  /** Validates options (INVALID_OPTIONS, INVALID_URL, INVALID_NAME); does no I/O. */
+  constructor(options: ZookeeperBackendOptions) {
+    const resolved = resolveZookeeperOptions(options);
+    this.root = resolved.root;
+    this.requestTimeoutMs = resolved.requestTimeoutMs;
+    this.session = new ZookeeperSession(resolved);
+    this.renewals = new TickBatcher((items) => this.renewBatch(items), 500);
+    this.unsubscribeSession = this.session.onEvent((event) => {
+      if (event === 'expired') {
+        // Every node of the old session is gone: no candidacy of ours exists any more.
+        for (const c of this.candidacies.values()) this.forgetNode(c);
+      }
+      // A session event may make anyone leader (or not): wake every watcher.
+      for (const key of this.listeners.keys()) this.notify(key);
+    });
+  }
+
+  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    const sentAt = performance.now();
+    const until = sentAt + this.requestTimeoutMs;
+    const c = this.candidacy(election, candidateId);
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const handle = this.session.current();
+        if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
+        const queue = await this.queue(handle, election, until);
+        let index = c.node
+          ? queue.findIndex((n) => n.name === c.node!.name)
+          : c.created
+            ? queue.findIndex((n) => n.guid === c.guid)
+            : -1;
+        if (index < 0) {
+          // Never created, or deleted by forceLeader/clearLeader: join at the back of the queue.
+          if (c.node) this.forgetNode(c);
+          await this.createNode(handle, c, election, candidateId, until);
+          continue;
+        }
+        const mine = queue[index]!;
+        await this.deleteDuplicates(handle, c, election, queue, mine, until);
+        const minePath = this.path(election, mine.name);
+        if (index === 0) {
+          // The own-node watch tells a leader at once that its node went (clear, force, expiry).
+          const stat = await this.exists(handle, minePath, until, c.watcher);
+          if (!this.ownedBy(stat, handle)) {
+            // Gone, or left by another (expired) session that a lagging server still shows:
+            // never lead on a node that is not ours (Curator's LeaderLatch check).
+            this.forgetNode(c);
+            continue;
+          }
+          const token = czxid(stat!);
+          c.node = { name: mine.name, path: minePath, token, handle };
+          return { role: 'leader', token, leaseMs: this.grant(handle, leaseMs) };
+        }
+        const leader = queue[0]!;
+        const predecessor = queue[index - 1]!;
+        const [own, before, lead] = await Promise.all([
+          this.exists(handle, minePath, until, c.watcher),
+          // Watch only the predecessor: when it goes, only we are woken.
+          this.exists(handle, this.path(election, predecessor.name), until, c.watcher),
+          index > 1 ? this.exists(handle, this.path(election, leader.name), until) : Promise.resolve(null),
+        ]);
+        if (!this.ownedBy(own, handle)) {
+          this.forgetNode(c);
+          continue;
+        }
+        c.node = { name: mine.name, path: minePath, token: czxid(own!), handle };
+        if (!before) continue; // the predecessor left meanwhile: look again
+        const leaderStat = index === 1 ? before : lead;
+        return { role: 'follower', leaderId: leader.candidateId, token: leaderStat ? czxid(leaderStat) : null };
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
+        backend: KIND,
+        election,
+      });
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    const sentAt = performance.now();
+    const c = this.candidacies.get(key(election, candidateId));
+    // Never creates anything: without our node in the live session there is no lease to extend.
+    if (!c?.node || c.node.token !== token) return { held: false, leaderId: null };
+    if (!this.session.isCurrent(c.node.handle)) {
+      this.ensureOpen(election);
+      this.forgetNode(c);
+      return { held: false, leaderId: null };
+    }
+    const node = c.node;
+    try {
+      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until: sentAt + this.requestTimeoutMs });
+      if (!held) {
+        if (c.node === node) this.forgetNode(c);
+        return { held: false, leaderId: null };
+      }
+      return { held: true, leaseMs: this.grant(node.handle, leaseMs) };
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+    this.validate(election, candidateId);
+    const k = key(election, candidateId);
+    const c = this.candidacies.get(k);
+    if (!c) return;
+    // With a token, only that term: a newer node of ours is a candidacy we did not give up.
+    if (token != null && c.node && c.node.token !== token) return;
+    try {
+      const handle = this.session.current();
+      if (c.node && this.session.isCurrent(c.node.handle)) {
+        await this.remove(handle, c.node.path, performance.now() + this.requestTimeoutMs);
+      } else if (c.created && !c.node) {
+        // A create whose answer never came may still have made a node: withdraw it too.
+        const until = performance.now() + this.requestTimeoutMs;
+        const queue = await this.queue(handle, election, until);
+        await Promise.all(
+          queue.filter((n) => n.guid === c.guid).map((n) => this.remove(handle, this.path(election, n.name), until)),
+        );
+      }
+      if (this.candidacies.get(k) === c) this.candidacies.delete(k);
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    this.validate(election);
+    const until = performance.now() + this.requestTimeoutMs;
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const handle = this.session.current();
+        const queue = await this.queue(handle, election, until);
+        const leader = queue[0];
+        if (!leader) return null;
+        const stat = await this.exists(handle, this.path(election, leader.name), until);
+        if (stat) return { candidateId: leader.candidateId, token: czxid(stat) };
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
+        backend: KIND,
+        election,
+      });
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  /**
+   * Makes `candidateId` lead by deleting, in one transaction, every node ahead of its first node;
+   * its predecessor watch fires and it takes over with its own node's czxid, greater than every
+   * earlier token. The deleted candidates learn it at their next renew (leader) or from their
+   * own-node watch, and rejoin at the back. ZooKeeper cannot create an ephemeral node for another
+   * session, so a candidate that is not campaigning cannot be forced: `NOT_SUPPORTED`. The lease
+   * is its session's, so `leaseMs` is validated and otherwise ignored. Forcing the current leader
+   * changes nothing and returns its token.
+   */
+  async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
+    this.validate(election, candidateId);
+    if (leaseMs !== undefined) assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    const until = performance.now() + this.requestTimeoutMs;
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const handle = this.session.current();
+        const queue = await this.queue(handle, election, until);
+        const index = queue.findIndex((n) => n.candidateId === candidateId);
+        if (index < 0) {
+          throw new ConclaveError(
+            'NOT_SUPPORTED',
+            `cannot force candidate ${JSON.stringify(candidateId)}: it is not campaigning (ZooKeeper can only promote a candidate that has a node in the queue)`,
+            { backend: KIND, election },
+          );
+        }
+        const target = this.path(election, queue[index]!.name);
+        if (index > 0) {
+          const removed = await this.commit(handle, until, 'forceLeader', (tx) => {
+            for (const n of queue.slice(0, index)) tx.remove(this.path(election, n.name), -1);
+            tx.check(target, -1);
+          });
+          if (!removed) continue; // someone ahead left (or the target did) meanwhile: look again
+        }
+        const stat = await this.exists(handle, target, until);
+        if (stat) return { candidateId, token: czxid(stat) };
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
+        backend: KIND,
+        election,
+      });
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  /** Deletes the leader's node; the next candidate takes over. The election node is never deleted. */
+  async clearLeader(election: string): Promise<void> {
+    this.validate(election);
+    const until = performance.now() + this.requestTimeoutMs;
+    try {
+      const handle = this.session.current();
+      const queue = await this.queue(handle, election, until);
+      if (queue[0]) await this.remove(handle, this.path(election, queue[0].name), until);
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  async listCandidates(election: string): Promise<string[]> {
+    this.validate(election);
+    const until = performance.now() + this.requestTimeoutMs;
+    try {
+      const queue = await this.queue(this.session.current(), election, until);
+      return [...new Set(queue.map((n) => n.candidateId))];
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  watch(election: string, candidateId: string, onChange: () => void): () => void {
+    this.validate(election, candidateId);
+    if (this.closed) return () => {};
+    const k = key(election, candidateId);
+    let set = this.listeners.get(k);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(k, set);
+    }
+    // Each subscription gets its own function so one candidate can watch twice.
+    const listener = () => onChange();
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(k);
+      current?.delete(listener);
+      if (current?.size === 0) this.listeners.delete(k);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribeSession();
+    this.listeners.clear();
+    this.candidacies.clear();
+    await this.session.close();
+  }
+
+  // ---- helpers --------------------------------------------------------------------------
+
+  private validate(election: string, candidateId?: string): void {
+    assertElectionName(election, KIND);
+    if (candidateId !== undefined) assertCandidateId(candidateId, KIND, election);
+  }
+
+  private ensureOpen(election: string): void {
+    if (this.closed) throw new ConclaveError('CLOSED', 'the ZooKeeper backend is closed', { backend: KIND, election });
+  }
+
+  private candidacy(election: string, candidateId: string): Candidacy {
+    const k = key(election, candidateId);
+    let c = this.candidacies.get(k);
+    if (!c) {
+      c = { key: k, guid: newGuid(), created: false, node: null, watcher: () => this.notify(k) };
+      this.candidacies.set(k, c);
+    }
+    return c;
+  }
+
+  /** Our node is gone (or was never ours): the next create uses a fresh guid. */
+  private forgetNode(c: Candidacy): void {
+    c.node = null;
+    c.guid = newGuid();
+    c.created = false;
+  }
+
+  private notify(k: string): void {
+    const set = this.listeners.get(k);
+    if (!set) return;
+    // Delivered on a later turn so that no caller re-enters itself.
+    for (const listener of [...set]) setImmediate(listener);
+  }
+
+  private path(election: string, child?: string): string {
+    return child === undefined ? `${this.root}/${election}` : `${this.root}/${election}/${child}`;
+  }
+
+  /**
+   * Lease granted, ms from when the request was sent: never more than two thirds of the
+   * negotiated session timeout. A session lives at least its timeout after the server last heard
+   * from it, but in an ensemble a follower reports client activity to the leader only every half
+   * tick, and ticks can be as long as half the timeout; two thirds is also where ZooKeeper's own
+   * client gives a silent connection up.
+   */
+  private grant(handle: SessionHandle, leaseMs: number): number {
+    const sessionMs = this.session.negotiatedTimeoutMs(handle);
+    return Math.max(1, Math.min(leaseMs, Math.floor((sessionMs * 2) / 3)));
+  }
+
+  private ownedBy(stat: Stat | null, handle: SessionHandle): boolean {
+    return stat !== null && Buffer.from(stat.ephemeralOwner).equals(handle.client.getSessionId());
+  }
+
+  /** The election's candidate nodes in queue order; creates the election node when missing. */
+  private async queue(handle: SessionHandle, election: string, until: number): Promise<CandidateNode[]> {
+    const electionPath = this.path(election);
+    try {
+      const children = await this.session.run<string[]>(handle, until, 'list candidates', (client, done) =>
+        client.getChildren(electionPath, (err, list) => done(err, list)),
+      );
+      return candidateQueue(children);
+    } catch (err) {
+      if (zkCode(err) !== Exception.NO_NODE) throw err;
+      await this.session.run<string>(handle, until, 'create election node', (client, done) =>
+        client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
+      );
+      return [];
+    }
+  }
+
+  private async createNode(
+    handle: SessionHandle,
+    c: Candidacy,
+    election: string,
+    candidateId: string,
+    until: number,
+  ): Promise<void> {
+    const prefix = nodePrefix(this.path(election), c.guid, candidateId);
+    // Set before sending: if the answer is lost, the next campaign looks for the guid.
+    c.created = true;
+    try {
+      await this.session.run<string>(handle, until, 'join election', (client, done) =>
+        client.create(prefix, Buffer.from(candidateId), this.session.acl(), CreateMode.EPHEMERAL_SEQUENTIAL, (e, p) =>
+          done(e, p),
+        ),
+      );
+    } catch (err) {
+      // The election node was deleted between the list and the create: the next round makes it.
+      if (zkCode(err) !== Exception.NO_NODE) throw err;
+      c.created = false;
+    }
+  }
+
+  /** A retried create may have left a second node with our guid; it would only get in the way. */
+  private async deleteDuplicates(
+    handle: SessionHandle,
+    c: Candidacy,
+    election: string,
+    queue: CandidateNode[],
+    mine: CandidateNode,
+    until: number,
+  ): Promise<void> {
+    const extra = queue.filter((n) => n.guid === c.guid && n.name !== mine.name);
+    await Promise.all(extra.map((n) => this.remove(handle, this.path(election, n.name), until)));
+  }
+
+  private exists(handle: SessionHandle, path: string, until: number, watcher?: () => void): Promise<Stat | null> {
+    return this.session.run<Stat | null>(handle, until, 'read candidate node', (client, done) => {
+      const cb = (err: unknown, stat: Stat) => done(err, stat ?? null);
+      if (watcher) client.exists(path, watcher, cb);
+      else client.exists(path, cb);
+    });
+  }
+
+  /** Deletes a node; a node already gone is not an error. */
+  private async remove(handle: SessionHandle, path: string, until: number): Promise<void> {
+    try {
+      await this.session.run<void>(handle, until, 'delete candidate node', (client, done) =>
+        client.remove(path, -1, (err) => done(err)),
+      );
+    } catch (err) {
+      if (zkCode(err) !== Exception.NO_NODE) throw err;
+    }
+  }
+
+  /** Runs a transaction; resolves false when one of its ops found no node (or a bad version). */
+  private async commit(
+    handle: SessionHandle,
+    until: number,
+    what: string,
+    build: (tx: ReturnType<Client['transaction']>) => void,
+  ): Promise<boolean> {
+    try {
+      await this.session.run<unknown>(handle, until, what, (client, done) => {
+        const tx = client.transaction();
+        build(tx);
+        tx.commit((err, results) => done(err, results));
+      });
+      return true;
+    } catch (err) {
+      const code = zkCode(err);
+      if (code === Exception.NO_NODE || code === Exception.BAD_VERSION) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Renews every lease asked for in one event-loop turn with one `multi` of `check` ops: a single
+   * round trip that goes through the ensemble's leader, so a stale follower cannot vouch for a
+   * node that is gone. If one check fails, each node is looked at on its own (one more round trip).
+   */
+  private async renewBatch(items: RenewItem[]): Promise<boolean[]> {
+    const results = new Array<boolean>(items.length).fill(false);
+    const byClient = new Map<SessionHandle['client'], number[]>();
+    items.forEach((item, i) => {
+      if (!this.session.isCurrent(item.handle)) return; // expired meanwhile: not held
+      const list = byClient.get(item.handle.client) ?? [];
+      list.push(i);
+      byClient.set(item.handle.client, list);
+    });
+    await Promise.all(
+      [...byClient.values()].map(async (indexes) => {
+        const first = items[indexes[0]!]!;
+        const until = Math.max(...indexes.map((i) => items[i]!.until));
+        try {
+          const allThere = await this.commit(first.handle, until, 'renew', (tx) => {
+            for (const i of indexes) tx.check(items[i]!.path, -1);
+          });
+          if (allThere) {
+            for (const i of indexes) results[i] = true;
+            return;
+          }
+          await Promise.all(
+            indexes.map(async (i) => {
+              const stat = await this.exists(first.handle, items[i]!.path, until);
+              results[i] = stat !== null && this.ownedBy(stat, first.handle) && czxid(stat) === items[i]!.token;
+            }),
+          );
+        } catch (err) {
+          // Our session is gone: its nodes went with it, so nothing is held.
+          if (zkCode(err) === Exception.SESSION_EXPIRED) return;
+          throw err;
+        }
+      }),
+    );
+    return results;
+  }
+
+  private toError(err: unknown, election: string): ConclaveError {
+    if (err instanceof ConclaveError) return err;
+    const code = zkCode(err);
+    if (code === undefined) return toBackendError(err, KIND, election);
+    const name = String((err as { getName?: () => string }).getName?.() ?? code);
+    const unavailable = [Exception.CONNECTION_LOSS, Exception.SESSION_EXPIRED, Exception.OPERATION_TIMEOUT].includes(code);
+    return new ConclaveError(unavailable ? 'BACKEND_UNAVAILABLE' : 'BACKEND_ERROR', `ZooKeeper error ${name}`, {
+      backend: KIND,
+      election,
+      cause: err,
+    });
+  }
+}
+
+function key(election: string, candidateId: string): string {
+  return `${election}\u0000${candidateId}`;
+}
+
+/**
+ * The node's creation zxid as a number. zxid = epoch << 32 | counter: it stays a safe integer
+ * while the ensemble has had fewer than 2^21 leader epochs.
+ */
+function czxid(stat: Stat): number {
+  const value = Buffer.from(stat.czxid).readBigInt64BE(0);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new ConclaveError('BACKEND_ERROR', `czxid ${value} cannot be a token (not a positive safe integer)`, {
+      backend: KIND,
+    });
+  }
+  return n;
+}

@@ -1,0 +1,253 @@
+import { performance } from 'node:perf_hooks';
+import type { Socket } from 'node:net';
+import { ACL, Id, Permission, State, createClient, type Client } from 'node-zookeeper-client';
+import { ConclaveError } from '@conclave/core';
+import type { ResolvedZookeeperOptions } from './zookeeper-options';
+
+const KIND = 'zookeeper';
+
+/** One ZooKeeper session as the backend sees it: a client and the generation it belongs to. */
+export interface SessionHandle {
+  client: Client;
+  /** Bumped at every session expiry: nodes created in an older generation are gone. */
+  generation: number;
+}
+
+export type SessionEvent =
+  /** The session expired: every ephemeral node it held is gone. */
+  | 'expired'
+  /** (Re)connected within the session: watches were re-armed by the client; wake everyone anyway. */
+  | 'connected';
+
+type Callback<T> = (error: unknown, value?: T) => void;
+
+/**
+ * Owns the connection: opens the client on first use (when it is ours), waits for it to be
+ * connected before sending anything, bounds every request by a deadline, and opens a new session
+ * after an expiry (node-zookeeper-client cannot revive an expired one).
+ */
+export class ZookeeperSession {
+  private client: Client | null = null;
+  private generation = 0;
+  /** A passed-in client whose session expired: nothing more can be done with it. */
+  private dead = false;
+  private closed = false;
+  private lastKick = 0;
+  private readonly listeners = new Set<(event: SessionEvent) => void>();
+  /** Requests waiting for the current client to connect (one state listener for all of them). */
+  private readonly waiters = new Set<() => void>();
+  private readonly stateListener = (state: State) => this.onState(state);
+
+  constructor(private readonly options: ResolvedZookeeperOptions) {}
+
+  /** ACL for the nodes the backend creates. */
+  acl(): ACL[] {
+    if (this.options.mode === 'client' && this.options.acl) return this.options.acl;
+    if (this.options.mode === 'connect' && this.options.auth) {
+      // CREATOR_ALL_ACL: all permissions for whoever authenticated as the creator did.
+      return [new ACL(Permission.ALL, new Id('auth', ''))];
+    }
+    return [new ACL(Permission.ALL, new Id('world', 'anyone'))];
+  }
+
+  /** Subscribes to session events; returns the unsubscribe function. */
+  onEvent(listener: (event: SessionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The current session, opening it if needed. Throws `CLOSED` or `BACKEND_UNAVAILABLE`. */
+  current(): SessionHandle {
+    if (this.closed) throw new ConclaveError('CLOSED', 'the ZooKeeper backend is closed', { backend: KIND });
+    if (this.dead) {
+      throw new ConclaveError(
+        'BACKEND_UNAVAILABLE',
+        'the ZooKeeper session of the client passed in has expired; build a new backend on a new client',
+        { backend: KIND },
+      );
+    }
+    if (!this.client) this.client = this.open();
+    return { client: this.client, generation: this.generation };
+  }
+
+  /** Whether `handle` still names the live session. */
+  isCurrent(handle: SessionHandle): boolean {
+    return !this.closed && !this.dead && this.client === handle.client && this.generation === handle.generation;
+  }
+
+  /** The session timeout the server granted, ms (valid once connected). */
+  negotiatedTimeoutMs(handle: SessionHandle): number {
+    return handle.client.getSessionTimeout();
+  }
+
+  /**
+   * Runs one request on `handle`'s client once it is connected. Resolves with the value, rejects
+   * with the client's error (a ZooKeeper `Exception`, see `zkCode`) or with `BACKEND_UNAVAILABLE`
+   * if nothing came back by `until` (performance.now() ms).
+   */
+  run<T>(handle: SessionHandle, until: number, what: string, op: (client: Client, done: Callback<T>) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let detach: (() => void) | null = null;
+      const timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        detach?.();
+        this.kick(handle);
+        reject(new ConclaveError('BACKEND_UNAVAILABLE', `${what}: ZooKeeper did not answer in time`, { backend: KIND }));
+      }, Math.max(1, until - performance.now()));
+      const done: Callback<T> = (error, value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(value as T);
+      };
+      const send = () => {
+        detach = null;
+        try {
+          op(handle.client, done);
+        } catch (err) {
+          // The client asserts synchronously on arguments it dislikes.
+          done(new ConclaveError('BACKEND_ERROR', `${what}: ${err instanceof Error ? err.message : String(err)}`, {
+            backend: KIND,
+            cause: err,
+          }));
+        }
+      };
+      // Requests queued while disconnected would reach the server before the auth packet the
+      // client sends on reconnect (and fail with NO_AUTH), so nothing is sent until connected.
+      if (handle.client.getState() === State.SYNC_CONNECTED) {
+        send();
+      } else {
+        const waiter = () => {
+          if (!settled) send();
+        };
+        this.waiters.add(waiter);
+        detach = () => {
+          this.waiters.delete(waiter);
+        };
+      }
+    });
+  }
+
+  /** Closes the client if it is ours; forgets a passed-in one. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    client.removeListener('state', this.stateListener);
+    if (this.options.mode === 'connect') await shutDown(client, Math.min(this.options.requestTimeoutMs, 2000));
+  }
+
+  private open(): Client {
+    if (this.options.mode === 'client') {
+      const client = this.options.client;
+      client.on('state', this.stateListener);
+      return client;
+    }
+    const client = createClient(this.options.connect, {
+      sessionTimeout: this.options.sessionTimeoutMs,
+      // Wait at most this long (random) before another round over the servers, so a fail-over
+      // to another ensemble member is quick.
+      spinDelay: 200,
+      retries: 0,
+    });
+    // Saved by the client and sent first on every (re)connection.
+    if (this.options.auth) client.addAuthInfo('digest', Buffer.from(this.options.auth));
+    client.on('state', this.stateListener);
+    client.connect();
+    return client;
+  }
+
+  private onState(state: State): void {
+    if (this.closed) return;
+    if (state === State.EXPIRED) {
+      const old = this.client;
+      this.generation++;
+      if (this.options.mode === 'connect') {
+        // A new client (a new session) is opened on next use.
+        this.client = null;
+        if (old) {
+          old.removeListener('state', this.stateListener);
+          void shutDown(old, 1000);
+        }
+      } else {
+        this.dead = true;
+      }
+      // Requests waiting for the old client fail fast (SESSION_EXPIRED) instead of timing out.
+      const waiting = [...this.waiters];
+      this.waiters.clear();
+      for (const send of waiting) send();
+      this.emit('expired');
+    } else if (state === State.SYNC_CONNECTED) {
+      const waiting = [...this.waiters];
+      this.waiters.clear();
+      for (const send of waiting) send();
+      this.emit('connected');
+    }
+  }
+
+  private emit(event: SessionEvent): void {
+    for (const listener of [...this.listeners]) listener(event);
+  }
+
+  /**
+   * node-zookeeper-client has no read timeout: on a silent connection (frozen server, network
+   * partition) it stays "connected" and queues forever. When a request times out on a connected
+   * client, drop its socket so that it reconnects, to another server if there is one. At most
+   * once per request timeout.
+   */
+  private kick(handle: SessionHandle): void {
+    const now = performance.now();
+    if (now - this.lastKick < this.options.requestTimeoutMs) return;
+    if (!this.isCurrent(handle) || handle.client.getState() !== State.SYNC_CONNECTED) return;
+    this.lastKick = now;
+    socketOf(handle.client)?.destroy();
+  }
+}
+
+/** The ZooKeeper error code of a client error, if it is one. */
+export function zkCode(err: unknown): number | undefined {
+  if (typeof err === 'object' && err !== null && typeof (err as { getCode?: unknown }).getCode === 'function') {
+    const code = (err as { getCode(): unknown }).getCode();
+    return typeof code === 'number' ? code : undefined;
+  }
+  return undefined;
+}
+
+// The client's socket is not public; it is only touched to end a connection the client itself
+// would never give up on (see kick and shutDown).
+function socketOf(client: Client): Socket | undefined {
+  return (client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
+}
+
+/**
+ * Closes a client: asks the server to end the session (its ephemeral nodes go at once), and
+ * destroys the socket if the server does not answer within `graceMs`, so no socket or timer
+ * outlives close().
+ */
+function shutDown(client: Client, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const finish = () => {
+      clearTimeout(timer);
+      client.removeListener('state', onState);
+      socketOf(client)?.destroy();
+      resolve();
+    };
+    const onState = (state: State) => {
+      if (state === State.DISCONNECTED) finish();
+    };
+    const timer = setTimeout(finish, graceMs);
+    client.on('state', onState);
+    try {
+      client.close();
+    } catch {
+      // close() only throws for an unknown internal state; the socket is destroyed below anyway.
+      finish();
+    }
+  });
+}

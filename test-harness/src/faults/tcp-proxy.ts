@@ -1,0 +1,138 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy for fault injection: route one client (or one backend) through it, then freeze or
+ * cut its traffic without touching the server or the other clients.
+ *
+ * Modes:
+ * - forwarding (initial, and after `resume()`): bytes flow both ways.
+ * - `blackhole()`: no byte moves in either direction and every socket stays open — a frozen
+ *   process or a silent network partition as both ends see it. Bytes already sent wait (in socket
+ *   buffers) and are delivered on `resume()`, as TCP would after a healed partition; a side that
+ *   closed meanwhile is seen closed only then. New connections are accepted and held.
+ * - `cut()`: every open connection is destroyed at once (both sides see a reset/close), and new
+ *   connections are refused (accepted then destroyed) until `resume()`.
+ */
+export interface TcpProxy {
+  /** The port the proxy listens on (127.0.0.1). */
+  readonly port: number;
+  /** `127.0.0.1:<port>`. */
+  readonly address: string;
+  /** Stops moving bytes; keeps sockets open. */
+  blackhole(): void;
+  /** Destroys every open connection and refuses new ones until `resume()`. */
+  cut(): void;
+  /** Back to forwarding; held bytes and connections flow again. */
+  resume(): void;
+  /** Destroys every connection and stops listening. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface TcpProxyOptions {
+  /** Port of the real server. */
+  targetPort: number;
+  /** Host of the real server. Default 127.0.0.1. */
+  targetHost?: string;
+  /** Port to listen on. Default: a free port chosen by the OS. */
+  port?: number;
+}
+
+type Mode = 'forward' | 'blackhole' | 'cut';
+
+interface Pair {
+  client: Socket;
+  upstream: Socket | null;
+}
+
+export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
+  const targetHost = options.targetHost ?? '127.0.0.1';
+  let mode: Mode = 'forward';
+  const pairs = new Set<Pair>();
+
+  const destroyPair = (pair: Pair) => {
+    pair.client.destroy();
+    pair.upstream?.destroy();
+    pairs.delete(pair);
+  };
+
+  // Moves bytes from `from` to `to` while forwarding; pausing `from` is how a blackhole holds them.
+  const relay = (from: Socket, to: Socket) => {
+    from.on('data', (chunk: Buffer) => {
+      if (!to.write(chunk)) from.pause();
+    });
+    to.on('drain', () => {
+      if (mode === 'forward') from.resume();
+    });
+    from.on('end', () => to.end());
+  };
+
+  const openUpstream = (pair: Pair) => {
+    const upstream = connect(options.targetPort, targetHost);
+    upstream.setNoDelay(true);
+    pair.upstream = upstream;
+    upstream.on('error', () => destroyPair(pair));
+    upstream.on('close', () => destroyPair(pair));
+    relay(pair.client, upstream);
+    relay(upstream, pair.client);
+    if (mode !== 'forward') upstream.pause();
+  };
+
+  const server: Server = createServer((client) => {
+    if (mode === 'cut') {
+      client.destroy();
+      return;
+    }
+    client.setNoDelay(true);
+    const pair: Pair = { client, upstream: null };
+    pairs.add(pair);
+    client.on('error', () => destroyPair(pair));
+    client.on('close', () => destroyPair(pair));
+    if (mode === 'blackhole') {
+      // Hold the connection; reach the server only once traffic flows again.
+      client.pause();
+      return;
+    }
+    openUpstream(pair);
+  });
+
+  return new Promise<TcpProxy>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      let closed: Promise<void> | null = null;
+      resolve({
+        port,
+        address: `127.0.0.1:${port}`,
+        blackhole() {
+          mode = 'blackhole';
+          for (const pair of pairs) {
+            pair.client.pause();
+            pair.upstream?.pause();
+          }
+        },
+        cut() {
+          mode = 'cut';
+          for (const pair of [...pairs]) destroyPair(pair);
+        },
+        resume() {
+          mode = 'forward';
+          for (const pair of [...pairs]) {
+            if (!pair.upstream) openUpstream(pair);
+            pair.client.resume();
+            pair.upstream?.resume();
+          }
+        },
+        close() {
+          if (!closed) {
+            mode = 'cut';
+            for (const pair of [...pairs]) destroyPair(pair);
+            closed = new Promise<void>((done) => server.close(() => done()));
+          }
+          return closed;
+        },
+      });
+    });
+  });
+}
