@@ -1,1 +1,16 @@
-export {};
+export { describeBackendConformance } from './conformance/describe-backend-conformance';
+export type { BackendFactory, ConformanceOptions } from './conformance/conformance-options';
+export { describeLeadership, nextElected } from './conformance/leadership-group';
+export { describeLeaseOwnership } from './conformance/lease-ownership-group';
+export { describeAdminOperations } from './conformance/admin-group';
+export { describeLifecycle } from './conformance/lifecycle-group';
+export { describeScale } from './conformance/scale-group';
+export { describeValidation, BAD_CANDIDATE_IDS, BAD_ELECTION_NAMES, BAD_ELECTOR_OPTIONS } from './conformance/validation-group';
+export { SuiteContext } from './conformance/suite-context';
+export { HangableBackend } from './hangable-backend';
+export { HistoryRecorder, monotonicMs } from './history/history-recorder';
+export type { HistoryEvent } from './history/history-recorder';
+export { checkSplitBrain, leadershipIntervals, summarize } from './history/split-brain-checker';
+export type { LeadershipInterval, SplitBrainReport } from './history/split-brain-checker';
+export { freePort, waitForPort } from './servers/free-port';
+export { waitFor, delay } from './wait-for';

@@ -62,7 +62,7 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
     throw new ConclaveError('INVALID_OPTIONS', `backend must be an ElectionBackend, got ${describe(backend)}`);
   }
   assertElectionName(o.election, backend.kind);
-  const candidateId = o.candidateId ?? defaultCandidateId();
+  const candidateId = o.candidateId === undefined ? defaultCandidateId() : o.candidateId;
   assertCandidateId(candidateId, backend.kind, o.election);
 
   const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;

@@ -22,7 +22,7 @@ export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './e
 export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
 export { ConclaveError, CONCLAVE_ERROR_CODES, isConclaveError, toBackendError } from './errors';
 export type { ConclaveErrorCode, ConclaveErrorDetails } from './errors';
-export { MemoryBackend } from './memory-backend';
+export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
 export { TickBatcher } from './tick-batcher';
 export { withTimeout, alignedDelay, sleep } from './timing';

@@ -16,6 +16,17 @@ import { DEFAULT_LEASE_MS } from './elector-options';
 export interface MemoryBackendOptions {
   /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
   defaultLeaseMs?: number;
+  /**
+   * The "server" to connect to. Backends that share a store see the same elections, like
+   * processes connected to one database; closing one backend leaves the store to the others.
+   * Default: a new private store.
+   */
+  store?: MemoryStore;
+}
+
+/** The in-memory "server": elections, leases and tokens. Share it between MemoryBackends. */
+export class MemoryStore {
+  readonly elections = new Map<string, ElectionRecord>();
 }
 
 interface Lease {
@@ -25,7 +36,8 @@ interface Lease {
   expiresAt: number;
 }
 
-interface ElectionRecord {
+/** One election's state in a MemoryStore. */
+export interface ElectionRecord {
   lease: Lease | null;
   /** Last token handed out; never goes down, even when the lease is cleared. */
   lastToken: number;
@@ -43,11 +55,13 @@ export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
   readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort' };
 
-  private readonly elections = new Map<string, ElectionRecord>();
+  readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
+  private readonly unwatches = new Set<() => void>();
   private closed = false;
 
   constructor(options: MemoryBackendOptions = {}) {
+    this.store = options.store ?? new MemoryStore();
     this.defaultLeaseMs = options.defaultLeaseMs ?? DEFAULT_LEASE_MS;
     assertPositiveInteger(this.defaultLeaseMs, 'defaultLeaseMs', this.kind);
   }
@@ -133,14 +147,17 @@ export class MemoryBackend implements ElectionBackend {
     // Each subscription gets its own function so one candidate can watch twice.
     const listener = () => onChange();
     record.watchers.add(listener);
-    return () => {
+    const unwatch = () => {
       record.watchers.delete(listener);
+      this.unwatches.delete(unwatch);
     };
+    this.unwatches.add(unwatch);
+    return unwatch;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const record of this.elections.values()) record.watchers.clear();
+    for (const unwatch of [...this.unwatches]) unwatch();
   }
 
   /** Validates, then yields once so every answer is asynchronous like a real server's. */
@@ -153,10 +170,10 @@ export class MemoryBackend implements ElectionBackend {
   }
 
   private record(election: string): ElectionRecord {
-    let record = this.elections.get(election);
+    let record = this.store.elections.get(election);
     if (!record) {
       record = { lease: null, lastToken: 0, candidates: new Map(), watchers: new Set() };
-      this.elections.set(election, record);
+      this.store.elections.set(election, record);
     }
     return record;
   }

@@ -6,6 +6,11 @@ import type { ElectionBackend } from '@conclave/core';
  * each one at the end of the test.
  */
 export interface BackendFactory {
+  /**
+   * What the backends made by `create()` declare. Needed before any server is up (tests are
+   * declared before `beforeAll` runs) to `test.skip` what a backend does not support.
+   */
+  capabilities: ElectionBackend['capabilities'];
   /** A fresh backend connected to the server under test. */
   create(): Promise<ElectionBackend> | ElectionBackend;
   /**

@@ -1,0 +1,95 @@
+import { describe, expect, test } from '@jest/globals';
+import { isConclaveError } from '@conclave/core';
+import { waitFor } from '../wait-for';
+import type { SuiteContext } from './suite-context';
+
+/** getLeader, forceLeader, clearLeader and (when declared) listCandidates. */
+export function describeAdminOperations(ctx: () => SuiteContext, listCandidates: boolean): void {
+  describe('admin operations', () => {
+    test('getLeader is null for an election nobody leads, then names the leader and its token', async () => {
+      const c = ctx();
+      const election = c.election('get');
+      const admin = await c.backend();
+      expect(await admin.getLeader(election)).toBeNull();
+      const a = await c.elector(election, 'a');
+      await a.start();
+      await waitFor(() => a.isLeader(), 'a to lead');
+      expect(await admin.getLeader(election)).toEqual({ candidateId: 'a', token: a.token });
+    });
+
+    test('forceLeader hands leadership to the named candidate in a new term', async () => {
+      const c = ctx();
+      const election = c.election('force');
+      const a = await c.elector(election, 'a');
+      await a.start();
+      await waitFor(() => a.isLeader(), 'a to lead');
+      const aToken = a.token!;
+      const b = await c.elector(election, 'b');
+      await b.start();
+      await waitFor(() => b.state.leaderId === 'a', 'b to see a lead');
+
+      const admin = await c.backend();
+      const forced = await admin.forceLeader(election, 'b');
+      expect(forced.candidateId).toBe('b');
+      expect(forced.token).toBeGreaterThan(aToken);
+      expect(await admin.getLeader(election)).toEqual(forced);
+      await waitFor(() => b.isLeader() && !a.isLeader(), 'b to lead and a to follow', c.leaseMs * 10);
+      expect(b.token).toBe(forced.token);
+      expect(a.state.reason).toBe('lease-lost');
+    });
+
+    test('clearLeader starts a new election with a greater token', async () => {
+      const c = ctx();
+      const election = c.election('clear');
+      const a = await c.elector(election, 'a');
+      const b = await c.elector(election, 'b');
+      await a.start();
+      await b.start();
+      const first = await waitFor(() => [a, b].find((e) => e.isLeader()), 'a leader');
+      const firstToken = first.token!;
+      const admin = await c.backend();
+      await admin.clearLeader(election);
+      await waitFor(
+        () => [a, b].some((e) => e.isLeader() && e.token! > firstToken),
+        'a new term after clearLeader',
+        c.leaseMs * 10,
+      );
+      const leader = await admin.getLeader(election);
+      expect(leader).not.toBeNull();
+      expect(leader!.token).toBeGreaterThan(firstToken);
+    });
+
+    const listTest = listCandidates ? test : test.skip;
+    listTest(
+      listCandidates
+        ? 'listCandidates names every candidate, the leader first'
+        : 'listCandidates (skipped: the backend does not declare capabilities.listCandidates)',
+      async () => {
+        const c = ctx();
+        const election = c.election('list');
+        const electors = await Promise.all(['a', 'b', 'c'].map((id) => c.elector(election, id)));
+        for (const e of electors) await e.start();
+        const leader = await waitFor(() => electors.find((e) => e.isLeader()), 'a leader');
+        const admin = await c.backend();
+        const ids = await waitFor(async () => {
+          const list = await admin.listCandidates!(election);
+          return list.length === 3 ? list : null;
+        }, 'three candidates listed');
+        expect(ids[0]).toBe(leader.candidateId);
+        expect([...ids].sort()).toEqual(['a', 'b', 'c']);
+        await electors[1]!.stop();
+        await waitFor(async () => !(await admin.listCandidates!(election)).includes('b'), 'b to leave the list');
+      },
+    );
+
+    if (!listCandidates) {
+      test('listCandidates is absent or rejects with NOT_SUPPORTED', async () => {
+        const c = ctx();
+        const admin = await c.backend();
+        if (!admin.inner.listCandidates) return expect(admin.inner.listCandidates).toBeUndefined();
+        const err = await admin.inner.listCandidates(c.election('nolist')).catch((e: unknown) => e);
+        expect(isConclaveError(err, 'NOT_SUPPORTED')).toBe(true);
+      });
+    }
+  });
+}

@@ -1,0 +1,50 @@
+import { afterEach, beforeEach, describe } from '@jest/globals';
+import type { BackendFactory, ConformanceOptions } from './conformance-options';
+import { SuiteContext, resolveConformanceOptions } from './suite-context';
+import { describeLeadership } from './leadership-group';
+import { describeLeaseOwnership } from './lease-ownership-group';
+import { describeAdminOperations } from './admin-group';
+import { describeLifecycle } from './lifecycle-group';
+import { describeScale } from './scale-group';
+import { describeValidation } from './validation-group';
+
+/**
+ * The shared conformance suite. A backend's test file calls it in a few lines:
+ *
+ * ```ts
+ * describeBackendConformance('mysql', {
+ *   capabilities: MysqlBackend.capabilities,
+ *   create: () => new MysqlBackend({ uri }),
+ * });
+ * ```
+ *
+ * Capabilities the backend does not declare (`factory.capabilities`) are `test.skip`ped with the
+ * reason, never passed silently.
+ */
+export function describeBackendConformance(
+  name: string,
+  factory: BackendFactory,
+  options: ConformanceOptions = {},
+): void {
+  const resolved = resolveConformanceOptions(options);
+  let context: SuiteContext | null = null;
+  const ctx = () => {
+    if (!context) throw new Error('conformance context used outside a test');
+    return context;
+  };
+  describe(`conformance: ${name} backend`, () => {
+    beforeEach(() => {
+      context = new SuiteContext(factory, resolved);
+    });
+    afterEach(async () => {
+      await context?.cleanup();
+      context = null;
+    });
+    describeLeadership(ctx);
+    describeLeaseOwnership(ctx);
+    describeAdminOperations(ctx, factory.capabilities.listCandidates);
+    describeLifecycle(ctx);
+    describeScale(ctx, resolved.manyElections);
+    describeValidation(ctx);
+  });
+}

@@ -1,0 +1,110 @@
+import { describe, expect, test } from '@jest/globals';
+import { Elector, isConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import type { SuiteContext } from './suite-context';
+
+export const BAD_ELECTION_NAMES: unknown[] = [
+  '',
+  ' ',
+  'a/b',
+  '../etc',
+  'has space',
+  '{tag}',
+  'x'.repeat(129),
+  'é',
+  'a\nb',
+  "x');DROP TABLE leader_election;--",
+  '-leading-dash',
+  null,
+  undefined,
+  42,
+  {},
+];
+
+export const BAD_CANDIDATE_IDS: unknown[] = ['', 'has space', 'tab\there', 'x'.repeat(201), 'ünicode', 'nul\u0000', 7, null];
+
+export const BAD_ELECTOR_OPTIONS: Array<Record<string, unknown>> = [
+  { leaseMs: 0 },
+  { leaseMs: -5 },
+  { leaseMs: 1.5 },
+  { leaseMs: Number.NaN },
+  { leaseMs: '1000' },
+  { leaseMs: 1000, renewMs: 1000 },
+  { leaseMs: 1000, renewMs: 960 },
+  { leaseMs: 1000, safetyMarginMs: 1000 },
+  { retryMs: 0 },
+  { renewMs: -1 },
+  { logger: 'console' },
+  { logger: { info() {} } },
+];
+
+async function rejectsWith(promise: Promise<unknown>, code: ConclaveErrorCode): Promise<void> {
+  const err = await promise.then(
+    () => new Error('expected a rejection'),
+    (e: unknown) => e,
+  );
+  expect(isConclaveError(err, code)).toBe(true);
+}
+
+/** Bad names and options are refused with a ConclaveError and a stable code, before any I/O. */
+export function describeValidation(ctx: () => SuiteContext): void {
+  describe('validation', () => {
+    test('bad election names are refused by the Elector and by every backend method', async () => {
+      const backend = await ctx().backend();
+      for (const name of BAD_ELECTION_NAMES) {
+        let thrown: unknown;
+        try {
+          new Elector({ backend, election: name as string });
+        } catch (err) {
+          thrown = err;
+        }
+        expect(isConclaveError(thrown, 'INVALID_NAME')).toBe(true);
+        await rejectsWith(backend.campaign({ election: name as string, candidateId: 'a', leaseMs: 1000 }), 'INVALID_NAME');
+        await rejectsWith(backend.getLeader(name as string), 'INVALID_NAME');
+        await rejectsWith(backend.clearLeader(name as string), 'INVALID_NAME');
+        await rejectsWith(backend.forceLeader(name as string, 'a'), 'INVALID_NAME');
+      }
+    });
+
+    test('bad candidate ids are refused by the Elector and the backend', async () => {
+      const c = ctx();
+      const backend = await c.backend();
+      const election = c.election('bad-id');
+      for (const id of BAD_CANDIDATE_IDS) {
+        let thrown: unknown;
+        try {
+          new Elector({ backend, election, candidateId: id as string });
+        } catch (err) {
+          thrown = err;
+        }
+        expect(isConclaveError(thrown, 'INVALID_NAME')).toBe(true);
+        await rejectsWith(backend.campaign({ election, candidateId: id as string, leaseMs: 1000 }), 'INVALID_NAME');
+        await rejectsWith(backend.forceLeader(election, id as string), 'INVALID_NAME');
+        await rejectsWith(backend.release({ election, candidateId: id as string }), 'INVALID_NAME');
+      }
+      expect(await backend.getLeader(election)).toBeNull();
+    });
+
+    test('bad Elector options are refused with INVALID_OPTIONS', async () => {
+      const c = ctx();
+      const backend = await c.backend();
+      for (const bad of BAD_ELECTOR_OPTIONS) {
+        let thrown: unknown;
+        try {
+          new Elector({ backend, election: c.election('opts'), ...bad } as never);
+        } catch (err) {
+          thrown = err;
+        }
+        expect([bad, isConclaveError(thrown, 'INVALID_OPTIONS')]).toEqual([bad, true]);
+      }
+      for (const notOptions of [undefined, null, 'x', [], { election: 'x' }, { backend: {}, election: 'x' }]) {
+        let thrown: unknown;
+        try {
+          new Elector(notOptions as never);
+        } catch (err) {
+          thrown = err;
+        }
+        expect(isConclaveError(thrown, 'INVALID_OPTIONS')).toBe(true);
+      }
+    });
+  });
+}
