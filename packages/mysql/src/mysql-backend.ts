@@ -1,0 +1,278 @@
+import {
+  ConclaveError,
+  TickBatcher,
+  assertCandidateId,
+  assertElectionName,
+  assertPositiveInteger,
+  type BackendCapabilities,
+  type CampaignRequest,
+  type CampaignResult,
+  type ElectionBackend,
+  type LeaderInfo,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core';
+import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
+import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
+import {
+  campaignSql,
+  clearSql,
+  forceSql,
+  leaderSql,
+  readRowsSql,
+  releaseSql,
+  renewSql,
+  schemaSql,
+  type CampaignGroup,
+} from './mysql-sql';
+import { MysqlWakeChannel } from './mysql-wake';
+
+const KIND = 'mysql';
+
+interface LeaseRow {
+  holder: string | null;
+  term: number;
+  /** Time left on the server's clock, µs; null when released or cleared. */
+  remainingUs: number | null;
+}
+
+/**
+ * Leader election on one MySQL/MariaDB table, one row per election (seeds 000–002's lease row),
+ * with server-clock leases in ms, a fencing term, one round trip per batch of attempts, batched
+ * renewal and a named-lock wake-up for fast hand-over. See the package README.
+ */
+export class MysqlBackend implements ElectionBackend {
+  /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
+  static readonly capabilities: BackendCapabilities = Object.freeze({ listCandidates: false, push: 'best-effort' });
+
+  readonly kind = KIND;
+  readonly capabilities: BackendCapabilities;
+  /** The lease table this backend uses. */
+  readonly table: string;
+
+  private readonly options: ResolvedMysqlOptions;
+  private readonly executor: MysqlExecutor;
+  private readonly wake: MysqlWakeChannel | null;
+  private readonly campaigns: TickBatcher<CampaignRequest, CampaignResult>;
+  private readonly renewals: TickBatcher<RenewRequest, RenewResult>;
+  private schemaReady: Promise<void> | null = null;
+  private closed = false;
+
+  /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; does no I/O. */
+  constructor(options: MysqlBackendOptions) {
+    this.options = resolveMysqlOptions(options);
+    this.table = this.options.table;
+    this.executor = new MysqlExecutor(this.options.source, this.options.queryTimeoutMs, this.options.multipleStatements);
+    this.wake = this.options.wakeUp
+      ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
+      : null;
+    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none' };
+    // Calls made in one event-loop turn (the Elector aligns the timers of a process to a shared
+    // grid) go to the server as one query: see flushCampaigns / flushRenewals. 200 rows keep
+    // one query well under max_allowed_packet and the row locks short.
+    this.campaigns = new TickBatcher((requests) => this.flushCampaigns(requests), 200);
+    this.renewals = new TickBatcher((requests) => this.flushRenewals(requests), 200);
+  }
+
+  /**
+   * Creates the lease table if it does not exist (`CREATE TABLE IF NOT EXISTS`, the DDL of
+   * `sql/schema.sql`). Idempotent. Called on first use unless `createSchema: false`.
+   */
+  async ensureSchema(): Promise<void> {
+    this.assertOpen();
+    await this.executor.run([schemaSql(this.table)]);
+  }
+
+  async campaign(request: CampaignRequest): Promise<CampaignResult> {
+    const { election, candidateId, leaseMs } = request;
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    await this.ready(election);
+    return this.campaigns.submit({ election, candidateId, leaseMs });
+  }
+
+  async renew(request: RenewRequest): Promise<RenewResult> {
+    const { election, candidateId, token, leaseMs } = request;
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
+      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer', { backend: KIND, election });
+    }
+    await this.ready(election);
+    return this.renewals.submit({ election, candidateId, token, leaseMs });
+  }
+
+  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+    this.validate(election, candidateId);
+    if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
+      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer or null', { backend: KIND, election });
+    }
+    await this.ready(election);
+    await this.run([releaseSql(this.table, election, candidateId, token ?? null)], election);
+    // Row first, then the wake-up: followers that wake must find the lease free.
+    await this.wake?.follow(election, undefined);
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    this.validate(election);
+    await this.ready(election);
+    const [rows] = (await this.run([leaderSql(this.table, election)], election)) as [Array<Record<string, unknown>>];
+    const row = rows[0];
+    return row ? { candidateId: String(row.holder), token: Number(row.term) } : null;
+  }
+
+  async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    await this.ready(election);
+    const [ok] = (await this.run([forceSql(this.table, election, candidateId, leaseMs)], election)) as [{ insertId?: unknown }];
+    const token = Number(ok.insertId);
+    if (!Number.isSafeInteger(token) || token <= 0) {
+      throw new ConclaveError('BACKEND_ERROR', 'forceLeader could not read the new term', { backend: KIND, election });
+    }
+    return { candidateId, token };
+  }
+
+  async clearLeader(election: string): Promise<void> {
+    this.validate(election);
+    await this.ready(election);
+    await this.run([clearSql(this.table, election)], election);
+  }
+
+  watch(election: string, candidateId: string, onChange: () => void): () => void {
+    this.validate(election, candidateId);
+    if (!this.wake) throw new ConclaveError('NOT_SUPPORTED', 'watch() needs wakeUp: true', { backend: KIND, election });
+    if (typeof onChange !== 'function') {
+      throw new ConclaveError('INVALID_OPTIONS', 'watch needs a function', { backend: KIND, election });
+    }
+    if (this.closed) return () => undefined;
+    return this.wake.watch(election, onChange);
+  }
+
+  /** Closes the pool if it was created from `uri` (a pool passed in stays open) and the wake-up connections. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.wake?.close();
+    await this.executor.close();
+  }
+
+  // ---- batches ------------------------------------------------------------------------------
+
+  /**
+   * One query for every campaign of this turn: one upsert per (candidate, lease) group — usually
+   * one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
+   * the same query (multi-statement), it runs right after the upserts on the same connection, so
+   * one round trip tells each candidate whether it holds the lease, its term, and otherwise who
+   * does and for how long on the server's clock. No stored procedure, no RETURNING (MariaDB only),
+   * no LAST_INSERT_ID packing (it can carry a number, not the leader's id).
+   *
+   * The SELECT reports the state after the writes; "leader" means the row names this candidate
+   * and its lease is live at that moment, which the upsert just made true or which nobody but
+   * this candidate could have made true.
+   */
+  private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
+    const groups = new Map<string, CampaignGroup>();
+    for (const r of requests) {
+      const key = `${r.leaseMs}\0${r.candidateId}`;
+      const group = groups.get(key) ?? { candidateId: r.candidateId, leaseMs: r.leaseMs, elections: [] };
+      if (!group.elections.includes(r.election)) group.elections.push(r.election);
+      groups.set(key, group);
+    }
+    const elections = unique(requests.map((r) => r.election));
+    const statements = [...groups.values()].map((g) => campaignSql(this.table, g));
+    const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
+    const rows = toRows(results[results.length - 1]);
+    return requests.map(({ election, candidateId, leaseMs }) => {
+      const row = rows.get(election);
+      const live = row !== undefined && row.holder !== null && row.remainingUs !== null && row.remainingUs > 0;
+      if (live && row.holder === candidateId) {
+        this.wake?.lead(election, row.term);
+        return { role: 'leader', token: row.term, leaseMs };
+      }
+      void this.wake?.follow(election, live ? row.term : null);
+      return live
+        ? { role: 'follower', leaderId: row.holder, token: row.term, leaseRemainingMs: Math.ceil(row.remainingUs! / 1000) }
+        : { role: 'follower', leaderId: null, token: null };
+    });
+  }
+
+  /**
+   * One query for every renewal of this turn: one UPDATE per distinct lease length (usually one
+   * statement for all the elections a process leads), then the same read-back SELECT as
+   * campaigns. `held` means the row still names this candidate and token and is live.
+   */
+  private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
+    const byLease = new Map<number, RenewRequest[]>();
+    for (const r of requests) byLease.set(r.leaseMs, [...(byLease.get(r.leaseMs) ?? []), r]);
+    const statements = [...byLease.entries()].map(([leaseMs, items]) => renewSql(this.table, leaseMs, items));
+    const elections = unique(requests.map((r) => r.election));
+    const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
+    const rows = toRows(results[results.length - 1]);
+    return requests.map(({ election, candidateId, token, leaseMs }) => {
+      const row = rows.get(election);
+      const live = row !== undefined && row.holder !== null && row.remainingUs !== null && row.remainingUs > 0;
+      if (live && row.holder === candidateId && row.term === token) {
+        this.wake?.lead(election, row.term);
+        return { held: true, leaseMs };
+      }
+      void this.wake?.follow(election, live ? row.term : null);
+      return { held: false, leaderId: live ? row.holder : null };
+    });
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  private validate(election: string, candidateId?: string): void {
+    assertElectionName(election, KIND);
+    if (candidateId !== undefined) assertCandidateId(candidateId, KIND, election);
+    this.assertOpen(election);
+  }
+
+  private assertOpen(election?: string): void {
+    if (this.closed) throw new ConclaveError('CLOSED', 'the MySQL backend is closed', { backend: KIND, election });
+  }
+
+  /** Creates the schema once, on first use (option `createSchema`); a failure is retried next call. */
+  private ready(election: string): Promise<void> {
+    if (!this.options.createSchema) return Promise.resolve();
+    if (!this.schemaReady) {
+      this.schemaReady = this.executor.run([schemaSql(this.table)], election).then(
+        () => undefined,
+        (err: unknown) => {
+          this.schemaReady = null;
+          throw toMysqlError(err, election);
+        },
+      );
+    }
+    return this.schemaReady;
+  }
+
+  private async run(statements: string[], election?: string): Promise<unknown[]> {
+    if (this.closed) throw new ConclaveError('CLOSED', 'the MySQL backend is closed', { backend: KIND, election });
+    try {
+      return await this.executor.run(statements, election);
+    } catch (err) {
+      // The table was dropped behind our back: create it again on the next call.
+      if (isNoSuchTable(err)) this.schemaReady = null;
+      throw toMysqlError(err, election);
+    }
+  }
+}
+
+function unique<T>(values: T[]): T[] {
+  return [...new Set(values)];
+}
+
+function toRows(result: unknown): Map<string, LeaseRow> {
+  const rows = new Map<string, LeaseRow>();
+  for (const r of (result ?? []) as Array<Record<string, unknown>>) {
+    rows.set(String(r.name), {
+      holder: r.holder === null || r.holder === undefined ? null : String(r.holder),
+      term: Number(r.term),
+      remainingUs: r.remaining_us === null || r.remaining_us === undefined ? null : Number(r.remaining_us),
+    });
+  }
+  return rows;
+}

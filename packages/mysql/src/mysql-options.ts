@@ -1,0 +1,227 @@
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue } from '@conclave/core';
+import type { MysqlPool, MysqlPoolSource } from './mysql-pool';
+
+const KIND = 'mysql';
+
+/** Default table: not the seeds' `leader_election`, whose columns differ (a seed table left in place would be kept by `CREATE TABLE IF NOT EXISTS` and then fail every query). */
+export const DEFAULT_TABLE = 'conclave_election';
+
+/** Options shared by both ways of connecting. Every duration is in ms. */
+export interface MysqlBackendCommonOptions {
+  /**
+   * The lease table: a plain identifier (letters, digits, `_`, `$`, not only digits, ≤ 64
+   * characters), in the pool's current database. Default `conclave_election`, or the URI's
+   * `?table=`. Invalid names throw `INVALID_NAME` from the constructor.
+   */
+  table?: string;
+  /**
+   * Run `CREATE TABLE IF NOT EXISTS` once, before the first statement that needs the table.
+   * Default true. Set false when the database user has no DDL rights; create the table from
+   * `sql/schema.sql` (or with `ensureSchema()` as a privileged user) instead.
+   */
+  createSchema?: boolean;
+  /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
+  defaultLeaseMs?: number;
+  /**
+   * Longest wait for a connection plus one round trip, ms. Past it the call rejects with
+   * `BACKEND_UNAVAILABLE` and the connection is destroyed (it may be stuck on a dead server).
+   * Default 5 000.
+   */
+  queryTimeoutMs?: number;
+  /**
+   * Fast hand-over: wake followers through MySQL named locks (`GET_LOCK`) when a leader releases,
+   * instead of waiting for their next poll. Costs one extra connection per leading process and one
+   * blocked connection per watched election of a follower (see `maxWatchConnections`).
+   * Default true (`capabilities.push` is then `'best-effort'`; with false it is `'none'`).
+   */
+  wakeUp?: boolean;
+  /**
+   * Most connections one backend keeps blocked in `GET_LOCK` for followers' wake-up, one per
+   * watched election. Elections watched beyond it fall back to polling. Default 8.
+   */
+  maxWatchConnections?: number;
+  /**
+   * Whether the pool's connections accept several statements per query (mysql2's
+   * `multipleStatements`). With it, every acquire/renew batch is one round trip; without it, the
+   * same statements run one after another on one connection (two round trips). Default: read
+   * from a mysql2 pool's config, true for a pool created from `uri`.
+   */
+  multipleStatements?: boolean;
+}
+
+export type MysqlBackendOptions = MysqlBackendCommonOptions &
+  (
+    | {
+        /**
+         * A mysql2 pool you own (callback `createPool()` or `mysql2/promise`), or a function that
+         * resolves to one (called once, on first use). conclave never closes it. Create it with
+         * `multipleStatements: true` for one round trip per attempt (conclave only sends its own
+         * SQL, with every value rendered as a hex literal).
+         */
+        pool: MysqlPool | object | (() => Promise<MysqlPool | object>);
+        uri?: undefined;
+      }
+    | {
+        /**
+         * `mysql://user:pass@host:3306/db?table=leader_election&connectionLimit=4`
+         * (`mariadb://` too). conclave creates the pool and closes it in `close()`.
+         */
+        uri: string;
+        pool?: undefined;
+      }
+  );
+
+/** Connection settings parsed from a URI; the pool is created from these in `mysql-pool.ts`. */
+export interface MysqlUriSettings {
+  host: string;
+  port: number;
+  user?: string;
+  password?: string;
+  database: string;
+  connectionLimit: number;
+  table?: string;
+}
+
+export interface ResolvedMysqlOptions {
+  table: string;
+  createSchema: boolean;
+  defaultLeaseMs: number;
+  queryTimeoutMs: number;
+  wakeUp: boolean;
+  maxWatchConnections: number;
+  multipleStatements: boolean | undefined;
+  source: MysqlPoolSource;
+}
+
+// Unquoted MySQL identifier, ASCII subset. Quoted identifiers could hold more, but a name that
+// needs quoting is also one a DBA would mistype; refusing it keeps the DDL copy-pasteable.
+const IDENTIFIER = /^[A-Za-z0-9_$]{1,64}$/;
+
+/** Throws `INVALID_NAME` unless `table` is a plain identifier. Called before any I/O. */
+export function assertTableName(table: unknown): asserts table is string {
+  if (typeof table !== 'string' || !IDENTIFIER.test(table) || /^[0-9]+$/.test(table)) {
+    throw new ConclaveError(
+      'INVALID_NAME',
+      `table must be a plain identifier (letters, digits, _ and $, not only digits, at most 64 characters), got ${describeValue(table)}`,
+      { backend: KIND },
+    );
+  }
+}
+
+/** Parses `mysql://user:pass@host:port/db?table=…`. Throws `INVALID_URL` / `INVALID_NAME`; no I/O. */
+export function parseMysqlUri(uri: unknown): MysqlUriSettings {
+  if (typeof uri !== 'string' || uri.length === 0) {
+    throw new ConclaveError('INVALID_URL', `uri must be a non-empty string, got ${describeValue(uri)}`, { backend: KIND });
+  }
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch (cause) {
+    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND, cause });
+  }
+  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
+    throw new ConclaveError('INVALID_URL', `MySQL URI must start with mysql:// or mariadb://, got ${redact(uri)}`, {
+      backend: KIND,
+    });
+  }
+  if (!url.hostname) {
+    throw new ConclaveError('INVALID_URL', `MySQL URI has no host: ${redact(uri)}`, { backend: KIND });
+  }
+  const port = url.port === '' ? 3306 : Number(url.port);
+  const database = safeDecode(url.pathname.replace(/^\//, ''), uri);
+  if (!database || database.includes('/')) {
+    throw new ConclaveError('INVALID_URL', `MySQL URI must name one database (mysql://host:3306/db): ${redact(uri)}`, {
+      backend: KIND,
+    });
+  }
+  const settings: MysqlUriSettings = {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port,
+    database,
+    connectionLimit: 4,
+  };
+  if (url.username) settings.user = safeDecode(url.username, uri);
+  if (url.password) settings.password = safeDecode(url.password, uri);
+  for (const [key, value] of url.searchParams) {
+    if (key === 'table') {
+      assertTableName(value);
+      settings.table = value;
+    } else if (key === 'connectionLimit') {
+      const n = Number(value);
+      if (!Number.isSafeInteger(n) || n <= 0) {
+        throw new ConclaveError('INVALID_URL', `connectionLimit must be a positive integer in ${redact(uri)}`, {
+          backend: KIND,
+        });
+      }
+      settings.connectionLimit = n;
+    } else {
+      throw new ConclaveError('INVALID_URL', `unknown MySQL URI parameter ${JSON.stringify(key)} in ${redact(uri)}`, {
+        backend: KIND,
+      });
+    }
+  }
+  return settings;
+}
+
+/** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_URL` / `INVALID_NAME`; no I/O. */
+export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
+  assertOptionsObject(options, 'MysqlBackend options', KIND);
+  const o = options as Partial<MysqlBackendCommonOptions> & { pool?: unknown; uri?: unknown };
+  const hasPool = o.pool !== undefined && o.pool !== null;
+  const hasUri = o.uri !== undefined && o.uri !== null;
+  if (hasPool === hasUri) {
+    throw new ConclaveError('INVALID_OPTIONS', 'MysqlBackend needs exactly one of `pool` or `uri`', { backend: KIND });
+  }
+  let source: MysqlPoolSource;
+  let uriTable: string | undefined;
+  if (hasUri) {
+    const settings = parseMysqlUri(o.uri);
+    uriTable = settings.table;
+    source = { kind: 'uri', settings };
+  } else if (typeof o.pool === 'function') {
+    source = { kind: 'factory', factory: o.pool as () => Promise<MysqlPool | object> };
+  } else if (typeof o.pool === 'object') {
+    source = { kind: 'pool', pool: o.pool as object };
+  } else {
+    throw new ConclaveError('INVALID_OPTIONS', `pool must be a mysql2 pool or a function returning one, got ${describeValue(o.pool)}`, {
+      backend: KIND,
+    });
+  }
+
+  const table = o.table ?? uriTable ?? DEFAULT_TABLE;
+  assertTableName(table);
+  const defaultLeaseMs = o.defaultLeaseMs ?? DEFAULT_LEASE_MS;
+  assertPositiveInteger(defaultLeaseMs, 'defaultLeaseMs', KIND);
+  const queryTimeoutMs = o.queryTimeoutMs ?? 5_000;
+  assertPositiveInteger(queryTimeoutMs, 'queryTimeoutMs', KIND);
+  const maxWatchConnections = o.maxWatchConnections ?? 8;
+  assertPositiveInteger(maxWatchConnections, 'maxWatchConnections', KIND);
+  for (const key of ['createSchema', 'wakeUp', 'multipleStatements'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'boolean') {
+      throw new ConclaveError('INVALID_OPTIONS', `${key} must be a boolean, got ${describeValue(o[key])}`, { backend: KIND });
+    }
+  }
+  return {
+    table,
+    createSchema: o.createSchema ?? true,
+    defaultLeaseMs,
+    queryTimeoutMs,
+    wakeUp: o.wakeUp ?? true,
+    maxWatchConnections,
+    multipleStatements: o.multipleStatements ?? (source.kind === 'uri' ? true : undefined),
+    source,
+  };
+}
+
+function safeDecode(part: string, uri: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch (cause) {
+    throw new ConclaveError('INVALID_URL', `bad percent-encoding in the MySQL URI ${redact(uri)}`, { backend: KIND, cause });
+  }
+}
+
+/** The URI with its password hidden, for error messages. */
+export function redact(uri: string): string {
+  return uri.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}
