@@ -44,6 +44,10 @@ export interface ZookeeperServer {
   restart(): Promise<void>;
   /** Kills the JVM and removes its directory. Idempotent. */
   close(): Promise<void>;
+  /** What `srvr` reports: 'leader', 'follower', 'standalone', or null when not serving. */
+  mode(): Promise<string | null>;
+  /** Resolves once the server serves requests (an ensemble member: once it is in a quorum). */
+  waitUntilServing(): Promise<void>;
 }
 
 /** Three ZooKeeper JVMs forming one ensemble on loopback. */
@@ -219,6 +223,12 @@ class JvmServer implements ZookeeperServer {
       }
       await new Promise((r) => setTimeout(r, 150));
     }
+  }
+
+  async mode(): Promise<string | null> {
+    if (!this.child) return null;
+    const m = /Mode: (\w+)/.exec(await fourLetterWord(this.port, 'srvr'));
+    return m ? m[1]! : null;
   }
 
   async start(): Promise<void> {
