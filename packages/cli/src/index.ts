@@ -1,1 +1,2 @@
-export {};
+export { runDemo } from './demo';
+export type { DemoOptions, DemoResult } from './demo';

@@ -1,0 +1,119 @@
+import { ConclaveError, Elector, MemoryBackend, MemoryStore, type Logger } from '@conclave/core';
+import { HangableBackend, waitFor } from '@conclave/test-harness';
+
+/** A logger that keeps what it was told, to check that logs name the election. */
+function recordingLogger() {
+  const lines: Array<{ level: string; context: Record<string, unknown>; message: string }> = [];
+  const at = (level: string) => (context: object, message: string) =>
+    lines.push({ level, context: context as Record<string, unknown>, message });
+  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, lines };
+}
+
+/** A memory backend whose calls can be made to fail, as a server that refuses connections. */
+class RefusingBackend extends MemoryBackend {
+  refusing = false;
+  private check() {
+    if (this.refusing) throw new ConclaveError('BACKEND_UNAVAILABLE', 'connection refused', { backend: 'memory' });
+  }
+  override async campaign(...args: Parameters<MemoryBackend['campaign']>) {
+    this.check();
+    return super.campaign(...args);
+  }
+  override async renew(...args: Parameters<MemoryBackend['renew']>) {
+    this.check();
+    return super.renew(...args);
+  }
+  override async release(...args: Parameters<MemoryBackend['release']>) {
+    this.check();
+    return super.release(...args);
+  }
+}
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+beforeAll(() => process.on('unhandledRejection', onUnhandled));
+afterAll(() => process.off('unhandledRejection', onUnhandled));
+afterEach(() => expect(unhandled).toEqual([]));
+
+describe('Elector', () => {
+  test('fills documented defaults from leaseMs', () => {
+    const e = new Elector({ backend: new MemoryBackend(), election: 'defaults', leaseMs: 9000 });
+    expect(e.options).toMatchObject({ leaseMs: 9000, renewMs: 3000, retryMs: 1800, safetyMarginMs: 180 });
+    expect(e.candidateId).toMatch(/^[^:]+:\d+:[0-9a-f]{6}$/);
+    const d = new Elector({ backend: new MemoryBackend(), election: 'defaults' });
+    expect(d.options).toMatchObject({ leaseMs: 10_000, renewMs: 3333, retryMs: 2000, safetyMarginMs: 200 });
+    const small = new Elector({ backend: new MemoryBackend(), election: 'defaults', leaseMs: 300 });
+    expect(small.options.safetyMarginMs).toBe(50);
+  });
+
+  test('start() resolves as a follower when the backend refuses, logs with the election, and recovers', async () => {
+    const backend = new RefusingBackend();
+    backend.refusing = true;
+    const { logger, lines } = recordingLogger();
+    const e = new Elector({ backend, election: 'refused', candidateId: 'a', leaseMs: 1000, logger });
+    await e.start();
+    expect(e.state.role).toBe('follower');
+    expect(e.isLeader()).toBe(false);
+    const warning = lines.find((l) => l.level === 'warn');
+    expect(warning?.context).toMatchObject({ election: 'refused', candidate: 'a', backend: 'memory' });
+    backend.refusing = false;
+    await waitFor(() => e.isLeader(), 'leadership once the backend answers', 20_000);
+    expect(lines.some((l) => l.message === 'backend reachable again')).toBe(true);
+    await e.stop();
+  });
+
+  test('start() resolves and stop() returns even when the backend never answers', async () => {
+    const backend = new HangableBackend(new MemoryBackend());
+    backend.hang();
+    const e = new Elector({ backend, election: 'hung', candidateId: 'a', leaseMs: 500 });
+    await e.start();
+    expect(e.isLeader()).toBe(false);
+    const before = performance.now();
+    await e.stop();
+    expect(performance.now() - before).toBeLessThan(5000);
+    expect(e.state.role).toBe('stopped');
+  });
+
+  test('a leader whose renewals fail steps down at its deadline with lease-expired', async () => {
+    const backend = new RefusingBackend();
+    const e = new Elector({ backend, election: 'failing-renew', candidateId: 'a', leaseMs: 600 });
+    await e.start();
+    expect(e.isLeader()).toBe(true);
+    const token = e.token;
+    backend.refusing = true;
+    const failedAt = performance.now();
+    await waitFor(() => e.state.reason === 'lease-expired', 'the revocation');
+    expect(e.isLeader()).toBe(false);
+    // Never past the lease counted from the last renewal sent before the failures.
+    expect(performance.now() - failedAt).toBeLessThan(600 + 1000);
+    backend.refusing = false;
+    await waitFor(() => e.isLeader(), 'leadership again', 10_000);
+    expect(e.token!).toBeGreaterThan(token!);
+    await e.stop();
+  });
+
+  test('a task that throws is logged, not rethrown', async () => {
+    const { logger, lines } = recordingLogger();
+    const e = new Elector({ backend: new MemoryBackend(), election: 'task-throws', candidateId: 'a', leaseMs: 600, logger });
+    e.whileLeader(() => {
+      throw new Error('boom');
+    });
+    await e.start();
+    await waitFor(() => lines.some((l) => l.message === 'whileLeader task failed'), 'the task error to be logged');
+    await e.stop();
+  });
+
+  test('candidates sharing a store but not a backend see each other; separate stores do not', async () => {
+    const store = new MemoryStore();
+    const a = new Elector({ backend: new MemoryBackend({ store }), election: 'shared', candidateId: 'a', leaseMs: 600 });
+    const b = new Elector({ backend: new MemoryBackend({ store }), election: 'shared', candidateId: 'b', leaseMs: 600 });
+    const c = new Elector({ backend: new MemoryBackend(), election: 'shared', candidateId: 'c', leaseMs: 600 });
+    await a.start();
+    await b.start();
+    await c.start();
+    expect([a.isLeader(), b.isLeader(), c.isLeader()]).toEqual([true, false, true]);
+    expect(b.state.leaderId).toBe('a');
+    await Promise.all([a.stop(), b.stop(), c.stop()]);
+  });
+});

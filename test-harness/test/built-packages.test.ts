@@ -1,0 +1,32 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+
+// The published packages are CommonJS with named exports that Node's ESM loader detects, so
+// both `require` and `import` consumers get the same names. Checked on the built output
+// (`tsc --build` runs before Jest in `npm test`), in child processes outside Jest's loader.
+const ROOT = resolve(__dirname, '../..');
+const PACKAGES: Array<[string, string]> = [
+  ['@conclave/core', 'Elector'],
+  ['@conclave/mysql', 'MysqlBackend'],
+  ['@conclave/redis', 'RedisBackend'],
+  ['@conclave/zookeeper', 'ZookeeperBackend'],
+  ['@conclave/cli', 'runDemo'],
+];
+
+function node(args: string[]): string[] {
+  const out = execFileSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+  return (JSON.parse(out) as string[]).sort();
+}
+
+describe.each(PACKAGES)('%s loads from its build', (name, mainExport) => {
+  test('with require() and with import, exposing the same names', () => {
+    const required = node(['-e', `console.log(JSON.stringify(Object.keys(require('${name}')).filter((k) => k !== '__esModule')))`]);
+    const imported = node([
+      '--input-type=module',
+      '-e',
+      `import * as m from '${name}'; console.log(JSON.stringify(Object.keys(m).filter((k) => !['default', 'module.exports', '__esModule'].includes(k))))`,
+    ]);
+    expect(required).toContain(mainExport);
+    expect(imported).toEqual(required);
+  });
+});
