@@ -96,7 +96,9 @@ export class RedisBackend implements ElectionBackend {
   watch(election: string, candidateId: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
     assertCandidateId(candidateId, this.kind, election);
-    if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
+    // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
+    // would escape synchronously from Elector.start()).
+    if (this.closed) return () => undefined;
     const { channel } = electionKeys(this.options.keyPrefix, election);
     // In quorum mode one release publishes on every master: coalesce the copies that arrive
     // together into one hint.
