@@ -4,6 +4,7 @@ import type { CampaignResult, ElectionBackend } from './backend';
 import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
+import { electorMetrics, type ElectorMetrics } from './metrics';
 import { alignedDelay, withTimeout } from './timing';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
@@ -51,6 +52,18 @@ export interface LeaseContext {
 
 export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
 
+/** What `health()` reports; `ok` is what a liveness probe should look at. */
+export interface ElectorHealth {
+  ok: boolean;
+  role: Role;
+  /** Time left before the leader's deadline, ms; `null` when not leading. */
+  leaseRemainingMs: number | null;
+  /** Backend calls that failed in a row. */
+  consecutiveFailures: number;
+  /** Why `ok` is false. */
+  problem?: string;
+}
+
 interface Term {
   token: number;
   /** performance.now() after which this candidate must not act as leader. */
@@ -97,6 +110,10 @@ export class Elector {
   private unwatch: (() => void) | null = null;
   private firstOutcome: (() => void) | null = null;
   private stopping: Promise<void> | null = null;
+  /** performance.now() of the last backend call that succeeded. */
+  private lastContactAt = 0;
+  private readonly metrics: ElectorMetrics = electorMetrics();
+  private unobserveLease: (() => void) | null = null;
 
   readonly state$: Observable<LeadershipState>;
   readonly isLeader$: Observable<boolean>;
@@ -145,6 +162,27 @@ export class Elector {
   }
 
   /**
+   * For liveness probes (like client-go's HealthzAdaptor): not ok when this Elector believes it
+   * leads past its deadline (its timers are starved: the event loop is stuck), or when the
+   * backend has not answered for longer than a lease.
+   */
+  health(): ElectorHealth {
+    const now = performance.now();
+    const base = {
+      role: this.role,
+      leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, this.term.deadline - now) : null,
+      consecutiveFailures: this.failures,
+    };
+    if (this.role === 'leader' && this.term && now >= this.term.deadline) {
+      return { ...base, ok: false, problem: 'leader past its lease deadline without renewing' };
+    }
+    if ((this.role === 'leader' || this.role === 'follower') && this.failures > 0 && now - this.lastContactAt > this.options.leaseMs) {
+      return { ...base, ok: false, problem: `backend unreachable for more than a lease (${this.failures} failed calls)` };
+    }
+    return { ...base, ok: true };
+  }
+
+  /**
    * Starts campaigning. Resolves once the first outcome is known (leader, follower, or the
    * backend could not be reached — then it keeps trying in the background). Idempotent.
    */
@@ -154,6 +192,12 @@ export class Elector {
     this.role = 'follower';
     this.epoch++;
     this.failures = 0;
+    this.lastContactAt = performance.now();
+    this.unobserveLease = this.metrics.observeLease(() =>
+      this.isLeader()
+        ? { remainingMs: this.term!.deadline - performance.now(), attributes: { election: this.election } }
+        : null,
+    );
     this.publish({ role: 'follower', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign started');
     if (this.backend.watch && this.backend.capabilities.push !== 'none') {
@@ -286,7 +330,8 @@ export class Elector {
     const sentAt = performance.now();
     let result: CampaignResult;
     try {
-      result = await withTimeout(
+      result = await this.timed(
+        'campaign',
         this.backend.campaign({ election: this.election, candidateId: this.candidateId, leaseMs }),
         leaseMs - safetyMarginMs,
         () => this.unavailable('campaign timed out'),
@@ -337,7 +382,8 @@ export class Elector {
     const { leaseMs, safetyMarginMs } = this.options;
     const sentAt = performance.now();
     try {
-      const result = await withTimeout(
+      const result = await this.timed(
+        'renew',
         this.backend.renew({ election: this.election, candidateId: this.candidateId, token: term.token, leaseMs }),
         Math.max(1, term.deadline - sentAt),
         () => this.unavailable('renew timed out'),
@@ -434,6 +480,8 @@ export class Elector {
     this.clearStepTimer();
     this.unwatch?.();
     this.unwatch = null;
+    this.unobserveLease?.();
+    this.unobserveLease = null;
     this.resolveFirstOutcome();
     await this.releaseExclusive(token);
     this.holdOffUntil = 0;
@@ -450,7 +498,8 @@ export class Elector {
   /** Releases leadership and candidacy; logs, never throws. */
   private async releaseNow(token: number | null): Promise<void> {
     try {
-      await withTimeout(
+      await this.timed(
+        'release',
         this.backend.release({ election: this.election, candidateId: this.candidateId, token }),
         this.options.leaseMs,
         () => this.unavailable('release timed out'),
@@ -472,6 +521,27 @@ export class Elector {
       });
   }
 
+  /** Bounds a backend call by `timeoutMs` and records its duration and outcome. */
+  private async timed<T>(
+    operation: 'campaign' | 'renew' | 'release',
+    call: Promise<T>,
+    timeoutMs: number,
+    onTimeout: () => Error,
+  ): Promise<T> {
+    const started = performance.now();
+    const attributes = { election: this.election, backend: this.backend.kind, operation };
+    try {
+      const value = await withTimeout(call, timeoutMs, onTimeout);
+      this.lastContactAt = performance.now();
+      this.metrics.backendCall(this.lastContactAt - started, { ...attributes, outcome: 'ok' });
+      return value;
+    } catch (err) {
+      this.metrics.backendCall(performance.now() - started, { ...attributes, outcome: 'error' });
+      this.metrics.backendError({ ...attributes, code: err instanceof ConclaveError ? err.code : 'UNKNOWN' });
+      throw err;
+    }
+  }
+
   private publish(next: LeadershipState): void {
     const cur = this.stateSubject.getValue();
     const clean: LeadershipState = { role: next.role, leaderId: next.leaderId, token: next.token };
@@ -483,6 +553,9 @@ export class Elector {
       cur.reason === clean.reason
     ) {
       return;
+    }
+    if (cur.role !== clean.role) {
+      this.metrics.transition({ election: this.election, role: clean.role, reason: clean.reason ?? 'none' });
     }
     this.stateSubject.next(clean);
   }

@@ -17,7 +17,12 @@ export type {
   RevokedEvent,
   LeaseContext,
   LeaderTask,
+  ElectorHealth,
 } from './elector';
+export { installShutdownHook } from './shutdown-hook';
+export type { ShutdownHookOptions } from './shutdown-hook';
+export { electorMetrics } from './metrics';
+export type { ElectorMetrics } from './metrics';
 export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './elector-options';
 export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
 export { ConclaveError, CONCLAVE_ERROR_CODES, isConclaveError, toBackendError } from './errors';

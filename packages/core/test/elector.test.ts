@@ -93,6 +93,21 @@ describe('Elector', () => {
     await e.stop();
   });
 
+  test('health() is ok while things work and fails when the backend has been gone for a lease', async () => {
+    const backend = new RefusingBackend();
+    const e = new Elector({ backend, election: 'health', candidateId: 'a', leaseMs: 400 });
+    expect(e.health()).toMatchObject({ ok: true, role: 'stopped', leaseRemainingMs: null });
+    await e.start();
+    expect(e.health()).toMatchObject({ ok: true, role: 'leader', consecutiveFailures: 0 });
+    expect(e.health().leaseRemainingMs).toBeGreaterThan(0);
+    backend.refusing = true;
+    await waitFor(() => !e.health().ok, 'health to fail', 10_000);
+    expect(e.health().problem).toMatch(/unreachable/);
+    backend.refusing = false;
+    await waitFor(() => e.health().ok && e.isLeader(), 'health to recover', 10_000);
+    await e.stop();
+  });
+
   test('a task that throws is logged, not rethrown', async () => {
     const { logger, lines } = recordingLogger();
     const e = new Elector({ backend: new MemoryBackend(), election: 'task-throws', candidateId: 'a', leaseMs: 600, logger });
