@@ -1,0 +1,71 @@
+import { ConclaveError, MemoryBackend, describeValue, type ElectionBackend } from '@conclave/core';
+import { MysqlBackend } from '@conclave/mysql';
+import { RedisBackend } from '@conclave/redis';
+import { ZookeeperBackend } from '@conclave/zookeeper';
+
+/** The URL schemes `createBackend` understands. */
+export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss', 'zookeeper'] as const;
+
+/**
+ * Builds a backend from a URL, for the CLI and for applications that keep the backend choice in
+ * configuration. The backend owns its connections: `backend.close()` closes them.
+ *
+ * - `memory:` — in this process only (demos, tests).
+ * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`).
+ * - `redis://[user:pass@]host:6379[/db]`, `rediss://…` for TLS; a comma list of hosts
+ *   (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
+ * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&root=/path]`;
+ *   credentials become a digest ACL.
+ *
+ * Throws `INVALID_URL` (unknown scheme, unparsable URL) or the backend's own option errors,
+ * before any I/O.
+ */
+export function createBackend(url: string): ElectionBackend {
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new ConclaveError('INVALID_URL', `backend URL must be a non-empty string, got ${describeValue(url)}`);
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case 'memory':
+      if (url !== 'memory:' && url !== 'memory://') {
+        throw new ConclaveError('INVALID_URL', `the memory backend takes no settings: use "memory:", got ${describeValue(url)}`);
+      }
+      return new MemoryBackend();
+    case 'mysql':
+    case 'mariadb':
+      return new MysqlBackend({ uri: url });
+    case 'redis':
+    case 'rediss':
+      return new RedisBackend({ url });
+    case 'zookeeper':
+      return new ZookeeperBackend(parseZookeeperUrl(url));
+    default:
+      throw new ConclaveError(
+        'INVALID_URL',
+        `unknown backend URL ${describeValue(redactUrl(url))}: expected one of ${BACKEND_SCHEMES.map((s) => `${s}:`).join(', ')}`,
+      );
+  }
+}
+
+/** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */
+export function parseZookeeperUrl(url: string): ConstructorParameters<typeof ZookeeperBackend>[0] {
+  const match = /^zookeeper:\/\/(?:([^@/?]*)@)?([^/?]+)(\/[^?]*)?(?:\?(.*))?$/i.exec(url);
+  if (!match) {
+    throw new ConclaveError('INVALID_URL', `cannot parse the ZooKeeper URL ${describeValue(redactUrl(url))}: expected zookeeper://host:2181[,host:2181…][/chroot]`);
+  }
+  const [, credentials, hosts, chroot, query] = match;
+  const connect = `${hosts}${chroot && chroot !== '/' ? chroot : ''}`;
+  const options: { connect: string; auth?: string; sessionTimeoutMs?: number; root?: string } = { connect };
+  if (credentials) options.auth = decodeURIComponent(credentials);
+  for (const [key, value] of new URLSearchParams(query ?? '')) {
+    if (key === 'sessionTimeoutMs') options.sessionTimeoutMs = Number(value);
+    else if (key === 'root') options.root = value;
+    else throw new ConclaveError('INVALID_URL', `unknown ZooKeeper URL parameter "${key}" (known: sessionTimeoutMs, root)`);
+  }
+  return options;
+}
+
+/** The URL with any password replaced by `***`, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):([^@/]*)@/, '//$1:***@');
+}
