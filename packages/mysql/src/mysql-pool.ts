@@ -29,6 +29,8 @@ export interface MysqlPoolConnection {
 export interface MysqlDedicatedConnection {
   query(sql: string, callback: (err: unknown, results: unknown) => void): unknown;
   destroy(): void;
+  /** The server's connection id, for `KILL QUERY`. */
+  threadId?: number | null;
   on(event: 'error', listener: (err: unknown) => void): unknown;
 }
 

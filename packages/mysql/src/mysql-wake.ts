@@ -13,6 +13,8 @@ interface Waiter {
   onChange: () => void;
   active: boolean;
   running: boolean;
+  /** A GET_LOCK is in flight on `connection`. */
+  waiting: boolean;
   connection: MysqlDedicatedConnection | null;
   /** Term whose release this waiter already reported; it never waits on that lock again. */
   doneTerm: number | null;
@@ -63,6 +65,7 @@ export class MysqlWakeChannel {
   private syncing: Promise<void> | null = null;
   private syncAgain = false;
   private connections = 0;
+  private readonly kills = new Set<Promise<void>>();
   private closed = false;
   private readonly closing = new AbortController();
 
@@ -104,6 +107,7 @@ export class MysqlWakeChannel {
       onChange,
       active: true,
       running: false,
+      waiting: false,
       connection: null,
       doneTerm: null,
       hintedTerm: null,
@@ -119,7 +123,7 @@ export class MysqlWakeChannel {
       this.waiters.delete(waiter);
       waiter.abort.abort();
       waiter.nudge?.();
-      this.dropConnection(waiter);
+      void this.dropConnection(waiter);
       // A slot is free: a parked waiter may take it.
       for (const w of this.waiters) if (!w.connection) this.kick(w);
     };
@@ -128,13 +132,15 @@ export class MysqlWakeChannel {
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort();
+    const drops: Array<Promise<void>> = [];
     for (const w of [...this.waiters]) {
       w.active = false;
-      w.abort.abort();
       w.nudge?.();
-      this.dropConnection(w);
+      drops.push(this.dropConnection(w));
+      w.abort.abort();
     }
     this.waiters.clear();
+    await Promise.all([...drops, ...this.kills]);
     await this.syncing?.catch(() => undefined);
     // Ending the session frees every lock it holds, which wakes the followers of our elections.
     this.holder?.destroy();
@@ -170,12 +176,13 @@ export class MysqlWakeChannel {
             continue;
           }
           if (!w.active) {
-            this.dropConnection(w);
+            void this.dropConnection(w);
             return;
           }
         }
         const name = lockName(this.digest(w.election), term);
         let got: number | null;
+        w.waiting = true;
         try {
           // IS_USED_LOCK first: a lock nobody holds would be granted at once and tell us nothing.
           const rows = (await this.executor.query(
@@ -186,8 +193,11 @@ export class MysqlWakeChannel {
             w.abort.signal,
           )) as Array<{ got: unknown }>;
           got = rows[0]?.got === null || rows[0]?.got === undefined ? null : Number(rows[0].got);
+          w.waiting = false;
         } catch {
-          this.dropConnection(w);
+          if (!w.active) return; // unwatch() or close() ended the wait and dropped the connection
+          w.waiting = false;
+          void this.dropConnection(w);
           if (!w.active) return;
           await this.sleep(w, this.backoff(w));
           continue;
@@ -200,7 +210,7 @@ export class MysqlWakeChannel {
           w.misses = 0;
           this.executor
             .query(w.connection, bind('SELECT RELEASE_LOCK(?)', [name]), w.election, this.queryTimeoutMs, w.abort.signal)
-            .catch(() => this.dropConnection(w));
+            .catch(() => void this.dropConnection(w));
           this.fire(w);
         } else if (got === -1) {
           // No session holds the term's lock: the new leader has not taken it yet, or the leader
@@ -243,11 +253,28 @@ export class MysqlWakeChannel {
     return Math.min(MAX_RETRY_MS * 2, 100 * 2 ** Math.min(w.misses, 6));
   }
 
-  private dropConnection(w: Waiter): void {
-    if (!w.connection) return;
-    w.connection.destroy();
+  /**
+   * Destroys a waiter's connection. The server does not notice a client gone while its session
+   * blocks in GET_LOCK, so a waiting session is ended with `KILL QUERY` (allowed on one's own
+   * connections without extra privileges); otherwise it would linger until its timeout.
+   */
+  private dropConnection(w: Waiter): Promise<void> {
+    const connection = w.connection;
+    if (!connection) return Promise.resolve();
     w.connection = null;
     this.connections--;
+    connection.destroy();
+    const id = connection.threadId;
+    if (!w.waiting || typeof id !== 'number' || !Number.isSafeInteger(id)) return Promise.resolve();
+    w.waiting = false;
+    const kill = this.executor.run([`KILL QUERY ${id}`], w.election).then(
+      () => undefined,
+      () => undefined, // already finished (unknown thread), or the server is down: nothing lingers then
+    );
+    // close() waits for these, so the pool is not ended under them.
+    this.kills.add(kill);
+    void kill.finally(() => this.kills.delete(kill));
+    return kill;
   }
 
   // ---- leaders ----------------------------------------------------------------------------

@@ -63,4 +63,25 @@ describe('server killed and restarted', () => {
     }
     expect(unhandled).toEqual([]);
   }, 120_000);
+
+  test('a frozen server (SIGSTOP) makes calls reject with BACKEND_UNAVAILABLE instead of hanging', async () => {
+    const backend = new MysqlBackend({ uri: `${server.uri}?table=restart_t`, queryTimeoutMs: 1000 });
+    const e = uniqueElection('frozen');
+    try {
+      expect(await backend.campaign({ election: e, candidateId: 'A', leaseMs: 2000 })).toMatchObject({ role: 'leader' });
+      server.pause();
+      const started = performance.now();
+      await expect(backend.renew({ election: e, candidateId: 'A', token: 1, leaseMs: 2000 })).rejects.toMatchObject({
+        code: 'BACKEND_UNAVAILABLE',
+      });
+      await expect(backend.getLeader(e)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+      expect(performance.now() - started).toBeLessThan(8_000);
+      server.resume();
+      await eventually(async () => (await backend.getLeader(e).catch(() => 'down')) !== 'down', 'the server to answer again');
+    } finally {
+      server.resume();
+      await backend.close();
+    }
+    expect(unhandled).toEqual([]);
+  }, 60_000);
 });

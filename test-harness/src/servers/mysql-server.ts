@@ -15,6 +15,10 @@ export interface MariadbServer {
   datadir: string;
   /** SIGKILL: a crash, the server's sessions vanish without a goodbye. Resolves when the process is gone. */
   kill(): Promise<void>;
+  /** SIGSTOP: a frozen server; connections open but nothing answers. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** Starts the server again on the same port and datadir (after kill() or a stop without cleanup). */
   restart(): Promise<void>;
   /** SIGTERM, wait, and delete the datadir. Idempotent. */
@@ -103,6 +107,12 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
       proc?.kill('SIGKILL');
       await exited(proc);
     },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
+    },
     async restart() {
       if (stopped) throw new Error('the server was stopped');
       if (child) return;
@@ -114,6 +124,7 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
       const proc = child;
       child = null;
       if (proc) {
+        proc.kill('SIGCONT');
         proc.kill('SIGTERM');
         const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
         await exited(proc);
