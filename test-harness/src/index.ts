@@ -14,3 +14,13 @@ export { checkSplitBrain, leadershipIntervals, summarize } from './history/split
 export type { LeadershipInterval, SplitBrainReport } from './history/split-brain-checker';
 export { freePort, waitForPort } from './servers/free-port';
 export { waitFor, delay } from './wait-for';
+export { CandidateProcess, CANDIDATE_SCRIPT } from './candidate/candidate-process';
+export type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate/candidate-protocol';
+export { startMariadb } from './servers/mysql-server';
+export type { MariadbServer, StartMariadbOptions } from './servers/mysql-server';
+export { RedisServer, startRedisServers } from './servers/redis-server';
+export type { RedisServerOptions } from './servers/redis-server';
+export { startZookeeperServer, startZookeeperEnsemble, fourLetterWord, zookeeperClasspath } from './servers/zookeeper-server';
+export type { ZookeeperServer, ZookeeperEnsemble, ZookeeperServerOptions } from './servers/zookeeper-server';
+export { startTcpProxy } from './faults/tcp-proxy';
+export type { TcpProxy, TcpProxyOptions } from './faults/tcp-proxy';

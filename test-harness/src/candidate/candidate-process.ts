@@ -1,0 +1,135 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { HistoryEvent } from '../history/history-recorder';
+import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
+
+/** The compiled candidate script (tests and benchmarks run after `tsc --build`). */
+export const CANDIDATE_SCRIPT = join(__dirname, '..', '..', 'dist', 'candidate', 'candidate-main.js');
+
+/**
+ * The parent's handle on one candidate process: its reports, as history events for the
+ * split-brain checker, and the faults a test can inflict (SIGKILL, SIGSTOP/SIGCONT, SIGTERM).
+ */
+export class CandidateProcess {
+  readonly reports: CandidateReport[] = [];
+  /** When the parent SIGKILLed it (monotonic ms), if it did. */
+  killedAtMs: number | null = null;
+  private readonly listeners = new Set<(report: CandidateReport) => void>();
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly config: CandidateConfig,
+    readonly child: ChildProcess,
+  ) {
+    child.on('message', (message: CandidateReport) => {
+      this.reports.push(message);
+      for (const listener of this.listeners) listener(message);
+    });
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Starts a candidate and resolves once its Elector has started (first outcome known). */
+  static async start(config: CandidateConfig, timeoutMs = 30_000): Promise<CandidateProcess> {
+    const child = fork(CANDIDATE_SCRIPT, [], {
+      env: { ...process.env, CONCLAVE_CANDIDATE: JSON.stringify(config) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const candidate = new CandidateProcess(config, child);
+    await candidate.next((r) => r.type === 'ready' || r.type === 'error', timeoutMs);
+    const failed = candidate.reports.find((r) => r.type === 'error');
+    if (failed && failed.type === 'error') {
+      candidate.kill('SIGKILL');
+      throw new Error(`candidate ${config.candidateId} failed to start: ${failed.message}`);
+    }
+    return candidate;
+  }
+
+  get id(): string {
+    return this.config.candidateId;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Resolves with the first report from now on that matches, or rejects after `timeoutMs`. */
+  next(match: (report: CandidateReport) => boolean, timeoutMs = 30_000): Promise<CandidateReport> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(listener);
+        reject(new Error(`candidate ${this.id}: no matching report within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const listener = (report: CandidateReport) => {
+        if (!match(report)) return;
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+        resolve(report);
+      };
+      this.listeners.add(listener);
+    });
+  }
+
+  /** Subscribes to every report; returns the function that unsubscribes. */
+  onReport(listener: (report: CandidateReport) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** True while the candidate's last election/revocation report says it leads. */
+  get leading(): boolean {
+    for (let i = this.reports.length - 1; i >= 0; i--) {
+      const r = this.reports[i]!;
+      if (r.type === 'elected') return true;
+      if (r.type === 'revoked' || r.type === 'stopped') return false;
+    }
+    return false;
+  }
+
+  send(command: CandidateCommand): void {
+    if (this.child.connected) this.child.send(command);
+  }
+
+  /** Graceful: the candidate stops its Elector (releasing), closes its backend and exits. */
+  async stop(timeoutMs = 15_000): Promise<void> {
+    this.send({ type: 'stop' });
+    const timer = setTimeout(() => this.kill('SIGKILL'), timeoutMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    // A killed process can do nothing after this instant: that ends its term in the history.
+    if (signal === 'SIGKILL') this.killedAtMs ??= Number(process.hrtime.bigint()) / 1e6;
+    this.child.kill(signal);
+  }
+
+  /** SIGSTOP: a frozen process, as in a long GC pause. */
+  freeze(): void {
+    this.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `freeze()`. */
+  thaw(): void {
+    this.kill('SIGCONT');
+  }
+
+  waitForExit(): Promise<number | null> {
+    return this.exited;
+  }
+
+  /** This candidate's reports as history events for the split-brain checker. */
+  history(): HistoryEvent[] {
+    const events: HistoryEvent[] = [];
+    for (const r of this.reports) {
+      if (r.type === 'elected' || r.type === 'revoked' || r.type === 'work') {
+        events.push({ atMs: r.atMs, candidateId: this.id, kind: r.type, token: r.token });
+      }
+    }
+    const last = [...events].reverse().find((e) => e.kind !== 'work');
+    if (this.killedAtMs !== null && last?.kind === 'elected') {
+      events.push({ atMs: this.killedAtMs, candidateId: this.id, kind: 'revoked', token: last.token });
+    }
+    return events;
+  }
+}
