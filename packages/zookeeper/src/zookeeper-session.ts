@@ -164,6 +164,13 @@ export class ZookeeperSession {
   }
 
   private onState(state: State): void {
+    if (state === State.DISCONNECTED && this.client) {
+      // node-zookeeper-client keeps a partial frame of the closed socket and glues it to the
+      // next connection's first bytes, then throws "Unknown code" from its socket handler
+      // (alexguan/node-zookeeper-client#70). It is emitted before the client reconnects.
+      const manager = managerOf(this.client);
+      if (manager) manager.pendingBuffer = null;
+    }
     if (this.closed) return;
     if (state === State.EXPIRED) {
       const old = this.client;
@@ -219,10 +226,20 @@ export function zkCode(err: unknown): number | undefined {
   return undefined;
 }
 
-// The client's socket is not public; it is only touched to end a connection the client itself
-// would never give up on (see kick and shutDown).
+// The client's connection manager is not public. It is only touched to end a connection the
+// client itself would never give up on (kick, shutDown) and to work around a known bug (onState).
+interface ConnectionManagerInternals {
+  socket?: Socket;
+  pendingBuffer?: Buffer | null;
+}
+
+function managerOf(client: Client): ConnectionManagerInternals | undefined {
+  const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
+  return typeof manager === 'object' && manager !== null ? manager : undefined;
+}
+
 function socketOf(client: Client): Socket | undefined {
-  return (client as unknown as { connectionManager?: { socket?: Socket } }).connectionManager?.socket;
+  return managerOf(client)?.socket;
 }
 
 /**

@@ -49,29 +49,47 @@ export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
   let mode: Mode = 'forward';
   const pairs = new Set<Pair>();
 
+  /** Pairs one side of which closed while blackholed: the other side learns it on resume(). */
+  const closedWhileHeld = new Set<Pair>();
+  /** Half-closes (FIN) seen during a blackhole, passed on at resume() after the held bytes. */
+  let endedWhileHeld: Array<() => void> = [];
+
   const destroyPair = (pair: Pair) => {
     pair.client.destroy();
     pair.upstream?.destroy();
     pairs.delete(pair);
+    closedWhileHeld.delete(pair);
+  };
+
+  // A side that closes (or resets) during a blackhole must not be seen by the other side until
+  // traffic flows again: a frozen peer notices nothing.
+  const onSideClosed = (pair: Pair) => {
+    if (mode === 'blackhole') closedWhileHeld.add(pair);
+    else destroyPair(pair);
   };
 
   // Moves bytes from `from` to `to` while forwarding; pausing `from` is how a blackhole holds them.
   const relay = (from: Socket, to: Socket) => {
     from.on('data', (chunk: Buffer) => {
-      if (!to.write(chunk)) from.pause();
+      if (!to.destroyed && !to.write(chunk)) from.pause();
     });
     to.on('drain', () => {
       if (mode === 'forward') from.resume();
     });
-    from.on('end', () => to.end());
+    // Even a paused socket reports the peer's FIN; during a blackhole the other side must not see
+    // it until traffic flows again.
+    from.on('end', () => {
+      if (mode === 'blackhole') endedWhileHeld.push(() => to.end());
+      else to.end();
+    });
   };
 
   const openUpstream = (pair: Pair) => {
     const upstream = connect(options.targetPort, targetHost);
     upstream.setNoDelay(true);
     pair.upstream = upstream;
-    upstream.on('error', () => destroyPair(pair));
-    upstream.on('close', () => destroyPair(pair));
+    upstream.on('error', () => onSideClosed(pair));
+    upstream.on('close', () => onSideClosed(pair));
     relay(pair.client, upstream);
     relay(upstream, pair.client);
     if (mode !== 'forward') upstream.pause();
@@ -85,8 +103,8 @@ export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
     client.setNoDelay(true);
     const pair: Pair = { client, upstream: null };
     pairs.add(pair);
-    client.on('error', () => destroyPair(pair));
-    client.on('close', () => destroyPair(pair));
+    client.on('error', () => onSideClosed(pair));
+    client.on('close', () => onSideClosed(pair));
     if (mode === 'blackhole') {
       // Hold the connection; reach the server only once traffic flows again.
       client.pause();
@@ -118,11 +136,16 @@ export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
         },
         resume() {
           mode = 'forward';
+          for (const pair of [...closedWhileHeld]) destroyPair(pair);
           for (const pair of [...pairs]) {
             if (!pair.upstream) openUpstream(pair);
             pair.client.resume();
             pair.upstream?.resume();
           }
+          const ends = endedWhileHeld;
+          endedWhileHeld = [];
+          // After the held bytes have been written (they flow in this turn).
+          setImmediate(() => ends.forEach((end) => end()));
         },
         close() {
           if (!closed) {

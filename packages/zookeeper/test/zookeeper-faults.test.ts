@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { Elector, type ElectionBackend, type RevokedEvent } from '@conclave/core';
+import { ZookeeperBackend } from '@conclave/zookeeper';
+import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { BackendPool, SESSION_TIMEOUT_MS } from './zookeeper-fixtures';
+
+let server: ZookeeperServer | undefined;
+const pool = new BackendPool(() => server!.connect);
+const electors: Elector[] = [];
+const run = randomBytes(3).toString('hex');
+let n = 0;
+const election = (label: string) => `zk-faults-${run}-${label}-${++n}`;
+const LEASE = 1500;
+
+beforeAll(async () => {
+  server = await startZookeeperServer();
+}, 120_000);
+
+afterEach(async () => {
+  await Promise.all(electors.splice(0).map((e) => e.stop()));
+  await pool.closeAll();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+function elector(backend: ElectionBackend, electionName: string, candidateId: string): Elector {
+  const e = new Elector({ backend, election: electionName, candidateId, leaseMs: LEASE });
+  electors.push(e);
+  return e;
+}
+
+async function waitFor<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Counts the watch hints each candidate receives (instrumentation, not a mock). */
+function countHints(backend: ZookeeperBackend, counts: Map<string, number>): void {
+  const watch = backend.watch.bind(backend);
+  backend.watch = (e, id, onChange) =>
+    watch(e, id, () => {
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+      onChange();
+    });
+}
+
+describe('ZooKeeper faults', () => {
+  test('a frozen leader whose session expires is replaced and never leads again with its old token', async () => {
+    const e = election('expiry');
+    const { backend: frozenBackend, proxy } = await pool.proxied();
+    const a = elector(frozenBackend, e, 'a');
+    const revoked: RevokedEvent[] = [];
+    a.revoked$.subscribe((ev) => revoked.push(ev));
+    await a.start();
+    await waitFor(() => a.isLeader(), 'a to lead');
+    const oldToken = a.token!;
+    const b = elector(pool.direct(), e, 'b');
+    await b.start();
+    expect(b.state.leaderId).toBe('a');
+
+    let aLeadingWhenBElected: boolean | null = null;
+    b.elected$.subscribe(() => {
+      aLeadingWhenBElected = a.isLeader();
+    });
+    proxy.blackhole(); // a's process is frozen as the server sees it: no heartbeats, no renewals
+    await waitFor(() => b.isLeader(), 'b to take over after a’s session expires', SESSION_TIMEOUT_MS * 6);
+    expect(aLeadingWhenBElected).toBe(false);
+    expect(a.isLeader()).toBe(false);
+    expect(revoked.map((r) => r.token)).toEqual([oldToken]);
+    expect(b.token!).toBeGreaterThan(oldToken);
+
+    // a thaws: its client learns the session expired, opens a new one and rejoins as a follower.
+    proxy.resume();
+    await waitFor(async () => (await frozenBackend.listCandidates(e).catch(() => [])).includes("a"), "a to rejoin", 20_000);
+    expect(a.isLeader()).toBe(false);
+    expect(a.state.leaderId === 'b' || a.state.leaderId === null).toBe(true);
+    // Its old term is gone on the server: renewing it is refused.
+    expect((await frozenBackend.renew({ election: e, candidateId: 'a', token: oldToken, leaseMs: LEASE })).held).toBe(false);
+    // When b goes, a leads again — with a new, greater token.
+    const bToken = b.token!;
+    await b.stop();
+    await waitFor(() => a.isLeader(), 'a to lead again');
+    expect(a.token!).toBeGreaterThan(bToken);
+  }, 60_000);
+
+  test('50 candidates: when the leader dies only its successor is woken', async () => {
+    const e = election('herd');
+    const hints = new Map<string, number>();
+    const backends: ZookeeperBackend[] = [];
+    const candidates: Elector[] = [];
+    for (let i = 0; i < 50; i++) {
+      const backend = pool.direct();
+      countHints(backend, hints);
+      backends.push(backend);
+      const c = elector(backend, e, `c${String(i).padStart(2, '0')}`);
+      candidates.push(c);
+      // One at a time, so the queue order is the start order.
+      await c.start();
+    }
+    expect(candidates[0]!.isLeader()).toBe(true);
+    await waitFor(() => candidates.slice(1).every((c) => c.state.role === 'follower' && c.state.leaderId === 'c00'), 'everyone to follow c00');
+    const admin = pool.direct();
+    expect(await admin.listCandidates(e)).toEqual(candidates.map((c) => c.candidateId));
+    // Let any late hint of the joining phase arrive, then count from zero.
+    await new Promise((r) => setTimeout(r, 500));
+    hints.clear();
+
+    const oldToken = candidates[0]!.token!;
+    await backends[0]!.close(); // the leader's process dies: its session is closed, its node goes
+    await waitFor(() => candidates[1]!.isLeader(), 'c01 to take over');
+    expect(candidates[1]!.token!).toBeGreaterThan(oldToken);
+    await new Promise((r) => setTimeout(r, 1000)); // time for any wrongly woken candidate to show
+    const woken = [...hints.entries()].filter(([id, count]) => count > 0 && id !== 'c00').map(([id]) => id);
+    expect(woken).toEqual(['c01']);
+    expect(candidates.slice(2).every((c) => !c.isLeader())).toBe(true);
+  }, 120_000);
+
+  test('a server restart: sessions survive or are renewed, and exactly one candidate leads afterwards', async () => {
+    const e = election('restart');
+    const candidates = ['a', 'b', 'c'].map((id) => elector(pool.direct(), e, id));
+    for (const c of candidates) await c.start();
+    const first = await waitFor(() => candidates.find((c) => c.isLeader()), 'a leader');
+    const firstToken = first.token!;
+
+    await server!.restart();
+
+    const admin = pool.direct();
+    await waitFor(async () => {
+      const leaders = candidates.filter((c) => c.isLeader());
+      if (leaders.length !== 1) return false;
+      const onServer = await admin.getLeader(e).catch(() => null);
+      return onServer !== null && onServer.candidateId === leaders[0]!.candidateId && onServer.token === leaders[0]!.token;
+    }, 'one leader that the server agrees with', 30_000);
+    const leader = candidates.find((c) => c.isLeader())!;
+    expect(leader.token!).toBeGreaterThanOrEqual(firstToken);
+    // Stays that way.
+    await new Promise((r) => setTimeout(r, LEASE));
+    expect(candidates.filter((c) => c.isLeader())).toHaveLength(1);
+    expect(await admin.listCandidates(e)).toHaveLength(3);
+  }, 60_000);
+});
