@@ -180,6 +180,9 @@ export class MysqlBackend implements ElectionBackend {
       if (!group.elections.includes(r.election)) group.elections.push(r.election);
       groups.set(key, group);
     }
+    // Rows in one order in every process: two batches locking overlapping rows in opposite
+    // orders could deadlock (a deadlock would surface as BACKEND_UNAVAILABLE and be retried).
+    for (const group of groups.values()) group.elections.sort();
     const elections = unique(requests.map((r) => r.election));
     const statements = [...groups.values()].map((g) => campaignSql(this.table, g));
     const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);

@@ -21,6 +21,8 @@ interface Waiter {
   /** Term for which a "no leader lock" answer was already reported as a possible change. */
   hintedTerm: number | null;
   misses: number;
+  /** The term `misses` counts for; a new term starts the count again. */
+  missTerm: number | null;
   abort: AbortController;
   /** Cuts a back-off sleep short when something changed. */
   nudge: (() => void) | null;
@@ -112,6 +114,7 @@ export class MysqlWakeChannel {
       doneTerm: null,
       hintedTerm: null,
       misses: 0,
+      missTerm: null,
       abort: new AbortController(),
       nudge: null,
     };
@@ -179,6 +182,10 @@ export class MysqlWakeChannel {
             void this.dropConnection(w);
             return;
           }
+        }
+        if (w.missTerm !== term) {
+          w.missTerm = term;
+          w.misses = 0;
         }
         const name = lockName(this.digest(w.election), term);
         let got: number | null;
