@@ -81,7 +81,8 @@ export class MysqlBackend implements ElectionBackend {
    */
   async ensureSchema(): Promise<void> {
     this.assertOpen();
-    await this.executor.run([schemaSql(this.table)]);
+    await this.run([schemaSql(this.table)]);
+    this.schemaReady ??= Promise.resolve();
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {

@@ -147,6 +147,50 @@ describe('lease row', () => {
   });
 });
 
+describe('round trips', () => {
+  /** A structural MysqlPool around a mysql2 pool that counts the queries sent (round trips). */
+  function countingPool(inner: Pool): { pool: object; queries: string[] } {
+    const queries: string[] = [];
+    const pool = {
+      config: { connectionConfig: { multipleStatements: true } },
+      getConnection(cb: (err: unknown, c: unknown) => void) {
+        inner.getConnection((err, c) => {
+          if (err) return cb(err, undefined);
+          cb(null, {
+            query: (sql: string, done: (e: unknown, r: unknown) => void) => {
+              queries.push(sql);
+              return c.query(sql, done);
+            },
+            release: () => c.release(),
+            destroy: () => c.destroy(),
+            on: (event: 'error', listener: (e: unknown) => void) => c.on(event, listener),
+            threadId: c.threadId,
+          });
+        });
+      },
+    };
+    return { pool, queries };
+  }
+
+  test('40 campaigns, then 40 renewals, made in one turn cost one query each', async () => {
+    const { pool, queries } = countingPool(userPool({ multipleStatements: true }));
+    const a = backend({ uri: undefined, pool, table, wakeUp: false } as never);
+    await a.ensureSchema();
+    const names = Array.from({ length: 40 }, () => uniqueElection('rt'));
+    queries.length = 0;
+    const tokens = (await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'A', leaseMs: LEASE })))).map(
+      (r) => leader(r).token,
+    );
+    expect(queries).toHaveLength(1);
+    queries.length = 0;
+    const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'A', token: tokens[i]!, leaseMs: LEASE })));
+    expect(renewed.every((r) => r.held)).toBe(true);
+    expect(queries).toHaveLength(1);
+    // One UPDATE for all 40 elections, then the read-back SELECT.
+    expect(queries[0]!.match(/UPDATE /g)).toHaveLength(1);
+  });
+});
+
 describe('validation before I/O', () => {
   // Port 1 refuses connections: anything that reached the network would be BACKEND_UNAVAILABLE.
   const offline = () => backend({ uri: 'mysql://root@127.0.0.1:1/test', queryTimeoutMs: 2000 });
