@@ -156,12 +156,12 @@ export class ZookeeperBackend implements ElectionBackend {
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    this.ensureOpen(election);
     const sentAt = performance.now();
     const c = this.candidacies.get(key(election, candidateId));
     // Never creates anything: without our node in the live session there is no lease to extend.
     if (!c?.node || c.node.token !== token) return { held: false, leaderId: null };
     if (!this.session.isCurrent(c.node.handle)) {
-      this.ensureOpen(election);
       this.forgetNode(c);
       return { held: false, leaderId: null };
     }
@@ -180,6 +180,7 @@ export class ZookeeperBackend implements ElectionBackend {
 
   async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
+    this.ensureOpen(election);
     const k = key(election, candidateId);
     const c = this.candidacies.get(k);
     if (!c) return;

@@ -258,6 +258,9 @@ describe('connections', () => {
       await backend.close();
     }
     await rejectsWith(backend.getLeader('x'), 'CLOSED');
+    await rejectsWith(backend.campaign({ election: 'x', candidateId: 'a', leaseMs: LEASE }), 'CLOSED');
+    await rejectsWith(backend.renew({ election: 'x', candidateId: 'a', token: 1, leaseMs: LEASE }), 'CLOSED');
+    await rejectsWith(backend.release({ election: 'x', candidateId: 'a' }), 'CLOSED');
   });
 
   test('a chroot and digest auth: nodes live under the chroot, with CREATOR_ALL_ACL', async () => {
