@@ -60,6 +60,9 @@ export interface ElectionBackend {
    * The previous holder learns it at its next renewal; until then only the fencing token tells
    * the two apart, which is why guarded resources must check it. The forced lease lasts
    * `leaseMs` (default: the backend's default lease) unless the candidate renews it.
+   * Forcing the current leader keeps it leading, in its term or a new one. A backend that can only
+   * promote a candidate that is campaigning (ZooKeeper: a node belongs to its session) rejects
+   * any other id with `NOT_SUPPORTED`.
    */
   forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo>;
 
@@ -74,6 +77,14 @@ export interface ElectionBackend {
    * Only when `capabilities.listCandidates` is true; otherwise rejects with `NOT_SUPPORTED`.
    */
   listCandidates?(election: string): Promise<string[]>;
+
+  /**
+   * Makes every term that starts after this resolves get a token greater than `token` (the
+   * current term, if any, keeps its token). `@conclave/migrate` uses it to keep one increasing
+   * sequence of tokens while an election moves between backends. Only when
+   * `capabilities.tokenFloor` is true.
+   */
+  raiseTokenFloor?(election: string, token: number): Promise<void>;
 
   /**
    * Subscribes to hints that the leadership of `election` may have changed (a release, a new
@@ -103,6 +114,8 @@ export interface BackendCapabilities {
    * - `'reliable'`: `watch()` never misses a change (ZooKeeper watches); the core does not poll.
    */
   push: 'none' | 'best-effort' | 'reliable';
+  /** `raiseTokenFloor()` is implemented. Absent means false. */
+  tokenFloor?: boolean;
 }
 
 export interface CampaignRequest {

@@ -201,7 +201,12 @@ export class Elector {
     this.publish({ role: 'follower', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign started');
     if (this.backend.watch && this.backend.capabilities.push !== 'none') {
-      this.unwatch = this.backend.watch(this.election, this.candidateId, () => this.onChangeHint());
+      try {
+        this.unwatch = this.backend.watch(this.election, this.candidateId, () => this.onChangeHint());
+      } catch (err) {
+        // Without push the core polls at retryMs: slower hand-over, same safety.
+        this.log.warn({ ...this.context(), err }, 'watch failed; polling instead');
+      }
     }
     const first = new Promise<void>((resolve) => {
       this.firstOutcome = resolve;
@@ -410,7 +415,8 @@ export class Elector {
     // Try again when the current lease can end (the server told us when), and no later than
     // retryMs unless the backend's push never misses a change.
     const hint = leaseRemainingMs === undefined ? undefined : Math.max(0, leaseRemainingMs) + 1;
-    let delay = this.backend.capabilities.push === 'reliable' ? hint : Math.min(hint ?? Infinity, this.options.retryMs);
+    const reliablePush = this.backend.capabilities.push === 'reliable' && this.unwatch !== null;
+    let delay = reliablePush ? hint : Math.min(hint ?? Infinity, this.options.retryMs);
     const holdOff = this.holdOffUntil - performance.now();
     if (holdOff > 0) delay = Math.max(delay ?? holdOff, holdOff);
     if (delay === undefined) return; // reliable push: the next watch event wakes us
@@ -454,8 +460,8 @@ export class Elector {
     if (reason === 'lease-expired') {
       // We could not confirm the lease in time; let it go on the server if we still can, so the
       // next leader need not wait for it to expire, then campaign again.
-      void this.releaseNow(term.token).then(() => {
-        if (this.role === 'follower' && !this.busy) this.schedule(0);
+      void this.releaseExclusive(term.token).then(() => {
+        if (this.role === 'follower') this.schedule(0);
       });
     } else if (reason === 'lease-lost') {
       this.schedule(0);
@@ -478,12 +484,14 @@ export class Elector {
     this.role = 'stopped';
     this.epoch++;
     this.clearStepTimer();
-    this.unwatch?.();
-    this.unwatch = null;
     this.unobserveLease?.();
     this.unobserveLease = null;
     this.resolveFirstOutcome();
+    // Release before unwatching: a backend may tie its wake-up channel to the subscription, and
+    // followers should be woken by the release itself.
     await this.releaseExclusive(token);
+    this.unwatch?.();
+    this.unwatch = null;
     this.holdOffUntil = 0;
     this.publish({ role: 'stopped', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign stopped');
@@ -585,7 +593,11 @@ export class Elector {
    * backend can renew all the leases of a process in one batch. The delay is at most renewMs.
    */
   private renewDelay(): number {
-    return alignedDelay(1, this.options.renewMs);
+    const aligned = alignedDelay(1, this.options.renewMs);
+    // A backend may grant less than leaseMs (a short ZooKeeper session): renew by half-way
+    // through what is left, whatever renewMs says.
+    const left = this.term ? this.term.deadline - performance.now() : Infinity;
+    return Math.min(aligned, Math.max(MIN_RETRY_MS, left / 2));
   }
 
   private unavailable(message: string): ConclaveError {

@@ -53,7 +53,7 @@ export interface ElectionRecord {
  */
 export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
-  readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort' };
+  readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: true };
 
   readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
@@ -125,6 +125,14 @@ export class MemoryBackend implements ElectionBackend {
       record.lease = null;
       this.notify(record);
     }
+  }
+
+  async raiseTokenFloor(election: string, token: number): Promise<void> {
+    if (!Number.isSafeInteger(token) || token < 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: this.kind, election });
+    }
+    const record = await this.enter(election);
+    record.lastToken = Math.max(record.lastToken, token);
   }
 
   async listCandidates(election: string): Promise<string[]> {
