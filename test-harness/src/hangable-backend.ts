@@ -19,6 +19,7 @@ export class HangableBackend implements ElectionBackend {
   readonly kind: string;
   readonly capabilities: ElectionBackend['capabilities'];
   readonly listCandidates?: (election: string) => Promise<string[]>;
+  readonly raiseTokenFloor?: (election: string, token: number) => Promise<void>;
   private hanging = false;
   private held: Array<(err: Error) => void> = [];
 
@@ -26,6 +27,9 @@ export class HangableBackend implements ElectionBackend {
     this.kind = inner.kind;
     this.capabilities = inner.capabilities;
     if (inner.listCandidates) this.listCandidates = (election) => this.call(() => inner.listCandidates!(election));
+    if (inner.raiseTokenFloor) {
+      this.raiseTokenFloor = (election, token) => this.call(() => inner.raiseTokenFloor!(election, token));
+    }
   }
 
   get isHanging(): boolean {

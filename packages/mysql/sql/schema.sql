@@ -5,7 +5,8 @@
 -- One row per election (seeds 000-002). Unlike the seeds:
 --   * holder is NULL when the lease was released or cleared: the row, and with it the term, is
 --     never deleted, so fencing tokens keep increasing across clearLeader/forceLeader;
---   * term is the fencing token, +1 whenever the lease changes hands;
+--   * term is the fencing token, +1 whenever the lease changes hands (and above term_floor,
+--     which @conclave/migrate raises so tokens keep increasing when an election changes backend);
 --   * expires_at is the lease end in UTC with millisecond precision, written and compared only
 --     with the server's UTC_TIMESTAMP(3) (never a client clock, never the session time zone);
 --   * ascii_bin: names and ids compare byte for byte ('Node-1' is not 'node-1', and trailing
@@ -14,6 +15,7 @@ CREATE TABLE IF NOT EXISTS `conclave_election` (
   `name` VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL COMMENT 'election name',
   `holder` VARCHAR(200) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'candidate id of the lease holder; NULL when released or cleared',
   `term` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'fencing token: +1 whenever the lease changes hands',
+  `term_floor` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
   `expires_at` DATETIME(3) NULL COMMENT 'lease end, UTC, server clock (UTC_TIMESTAMP(3))',
   PRIMARY KEY (`name`)
 ) ENGINE=InnoDB COMMENT='conclave leader election leases';

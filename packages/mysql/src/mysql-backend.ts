@@ -24,6 +24,7 @@ import {
   releaseSql,
   renewSql,
   schemaSql,
+  raiseFloorSql,
   type CampaignGroup,
 } from './mysql-sql';
 import { MysqlWakeChannel } from './mysql-wake';
@@ -44,7 +45,11 @@ interface LeaseRow {
  */
 export class MysqlBackend implements ElectionBackend {
   /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
-  static readonly capabilities: BackendCapabilities = Object.freeze({ listCandidates: false, push: 'best-effort' });
+  static readonly capabilities: BackendCapabilities = Object.freeze({
+    listCandidates: false,
+    push: 'best-effort',
+    tokenFloor: true,
+  });
 
   readonly kind = KIND;
   readonly capabilities: BackendCapabilities;
@@ -67,7 +72,7 @@ export class MysqlBackend implements ElectionBackend {
     this.wake = this.options.wakeUp
       ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
       : null;
-    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none' };
+    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', tokenFloor: true };
     // Calls made in one event-loop turn (the Elector aligns the timers of a process to a shared
     // grid) go to the server as one query: see flushCampaigns / flushRenewals. 200 rows keep
     // one query well under max_allowed_packet and the row locks short.
@@ -113,6 +118,15 @@ export class MysqlBackend implements ElectionBackend {
     await this.run([releaseSql(this.table, election, candidateId, token ?? null)], election);
     // Row first, then the wake-up: followers that wake must find the lease free.
     await this.wake?.follow(election, undefined);
+  }
+
+  async raiseTokenFloor(election: string, token: number): Promise<void> {
+    this.validate(election);
+    if (!Number.isSafeInteger(token) || token < 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: KIND, election });
+    }
+    await this.ready(election);
+    await this.run([raiseFloorSql(this.table, election, token)], election);
   }
 
   async getLeader(election: string): Promise<LeaderInfo | null> {

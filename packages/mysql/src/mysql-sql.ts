@@ -59,6 +59,7 @@ export function schemaSql(table: string): string {
   \`name\` VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL COMMENT 'election name',
   \`holder\` VARCHAR(200) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'candidate id of the lease holder; NULL when released or cleared',
   \`term\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'fencing token: +1 whenever the lease changes hands',
+  \`term_floor\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
   \`expires_at\` DATETIME(3) NULL COMMENT 'lease end, UTC, server clock (UTC_TIMESTAMP(3))',
   PRIMARY KEY (\`name\`)
 ) ENGINE=InnoDB COMMENT='conclave leader election leases'`;
@@ -75,7 +76,8 @@ export interface CampaignGroup {
  * election, kept; what they got wrong, fixed:
  * - the row is taken only when the lease is free on the server's clock, renewed only for its
  *   holder (the seeds' `IF(last_seen_active < now() - INTERVAL ? SECOND, …)`), in ms;
- * - `term` goes up by one exactly when the row changes hands (new term ⇒ new fencing token);
+ * - `term` goes up by one exactly when the row changes hands (new term ⇒ new fencing token),
+ *   and above `term_floor` when a migration raised it (see `raiseFloorSql`);
  *   a live holder campaigning again keeps its term and gets its lease extended.
  *
  * The order of the assignments matters. MySQL evaluates them left to right, each seeing the
@@ -95,7 +97,7 @@ export function campaignSql(table: string, group: CampaignGroup): string {
   return bind(
     `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES ${rows}
 ON DUPLICATE KEY UPDATE
-  term = IF(${FREE}, term + 1, term),
+  term = IF(${FREE}, GREATEST(term, term_floor) + 1, term),
   holder = IF(${FREE}, ?, holder),
   expires_at = IF(holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
     values,
@@ -167,10 +169,23 @@ export function forceSql(table: string, election: string, candidateId: string, l
   return bind(
     `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND)
 ON DUPLICATE KEY UPDATE
-  term = LAST_INSERT_ID(term + 1),
+  term = LAST_INSERT_ID(GREATEST(term, term_floor) + 1),
   holder = ?,
   expires_at = ${NOW} + INTERVAL ? MICROSECOND`,
     [election, candidateId, leaseUs, candidateId, leaseUs],
+  );
+}
+
+/**
+ * Makes the next term's token greater than `floor` without touching the current term (whose
+ * holder renews by its token): the floor is kept beside the term and applied when the row next
+ * changes hands. Creates the row if the election has none yet.
+ */
+export function raiseFloorSql(table: string, election: string, floor: number): string {
+  return bind(
+    `INSERT INTO ${q(table)} (name, holder, term, term_floor, expires_at) VALUES (?, NULL, 0, ?, NULL)
+ON DUPLICATE KEY UPDATE term_floor = GREATEST(term_floor, ?)`,
+    [election, floor, floor],
   );
 }
 

@@ -7,6 +7,7 @@ import { describeAdminOperations } from './admin-group';
 import { describeLifecycle } from './lifecycle-group';
 import { describeScale } from './scale-group';
 import { describeValidation } from './validation-group';
+import { describeTokenFloor } from './token-floor-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -44,6 +45,7 @@ export function describeBackendConformance(
     describeLeaseOwnership(ctx);
     describeAdminOperations(ctx, factory.capabilities.listCandidates);
     describeLifecycle(ctx);
+    describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
   });
