@@ -2,10 +2,12 @@
  * One Elector in its own process, for fault tests and benchmarks. Started by `CandidateProcess`
  * with `fork()`; reports every transition and every unit of work to the parent over IPC,
  * timestamped on the system monotonic clock. Work is done only while `isLeader()` is true, the
- * way a user's code should guard it.
+ * way a user's code should guard it. With a `guard` in its config it also writes its fencing
+ * token to a guarded resource while it leads, and reports each verdict.
  */
-import { Elector } from '@conclave/core';
+import { Elector, type ElectionBackend } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
+import { openGuard } from '../guard/guarded-resource';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -13,9 +15,49 @@ const report = (message: CandidateReport) => {
   if (process.connected) process.send!(message);
 };
 
+/**
+ * The backend, observed: every lease granted or extended is reported (`lease`) before the Elector
+ * sees the answer, so the parent knows the latest instant at which `isLeader()` can be true even
+ * if this process is frozen or killed right after. Behaviour is unchanged: every call is passed on.
+ */
+function observeLeases(backend: ElectionBackend, safetyMarginMs: () => number, leaseMs: number): ElectionBackend {
+  const observed: ElectionBackend = {
+    kind: backend.kind,
+    capabilities: backend.capabilities,
+    campaign: async (request) => {
+      const sentAt = now();
+      const result = await backend.campaign(request);
+      if (result.role === 'leader') {
+        const untilMs = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs();
+        report({ type: 'lease', atMs: now(), token: result.token, untilMs });
+      }
+      return result;
+    },
+    renew: async (request) => {
+      const sentAt = now();
+      const result = await backend.renew(request);
+      if (result.held) {
+        const untilMs = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs();
+        report({ type: 'lease', atMs: now(), token: request.token, untilMs });
+      }
+      return result;
+    },
+    release: (request) => backend.release(request),
+    getLeader: (election) => backend.getLeader(election),
+    forceLeader: (election, candidateId, ms) => backend.forceLeader(election, candidateId, ms),
+    clearLeader: (election) => backend.clearLeader(election),
+    close: () => backend.close(),
+  };
+  if (backend.listCandidates) observed.listCandidates = (election) => backend.listCandidates!(election);
+  if (backend.watch) observed.watch = (election, candidateId, onChange) => backend.watch!(election, candidateId, onChange);
+  return observed;
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CONCLAVE_CANDIDATE ?? '') as CandidateConfig;
-  const backend = createBackend(config.backend);
+  const raw = createBackend(config.backend);
+  let margin = 0;
+  const backend = config.reportLeases === false ? raw : observeLeases(raw, () => margin, config.leaseMs);
   const elector = new Elector({
     backend,
     election: config.election,
@@ -24,6 +66,7 @@ async function main(): Promise<void> {
     ...(config.renewMs ? { renewMs: config.renewMs } : {}),
     ...(config.retryMs ? { retryMs: config.retryMs } : {}),
   });
+  margin = elector.options.safetyMarginMs;
   elector.elected$.subscribe((e) => report({ type: 'elected', atMs: now(), token: e.token }));
   elector.revoked$.subscribe((e) => report({ type: 'revoked', atMs: now(), token: e.token, reason: e.reason }));
   elector.leader$.subscribe((leaderId) => report({ type: 'leader', atMs: now(), leaderId }));
@@ -38,12 +81,40 @@ async function main(): Promise<void> {
         }, workIntervalMs)
       : null;
 
+  // Guarded writes: one in flight at a time, only while isLeader(), with the current token.
+  const guard = config.guard ? openGuard(config.guard) : null;
+  let guardTimer: NodeJS.Timeout | null = null;
+  let writing: Promise<void> | null = null;
   let stopping = false;
+  const guardTick = () => {
+    guardTimer = null;
+    if (stopping || !guard) return;
+    const token = elector.token;
+    if (token !== null && elector.isLeader() && !writing) {
+      const atMs = now();
+      writing = guard
+        .write(token, config.candidateId)
+        .then(
+          (v) => report({ type: 'write', atMs, doneAtMs: now(), token, accepted: v.accepted, seq: v.seq }),
+          (err: unknown) =>
+            report({ type: 'write', atMs, doneAtMs: now(), token, accepted: false, seq: null, error: err instanceof Error ? err.message : String(err) }),
+        )
+        .finally(() => {
+          writing = null;
+        });
+    }
+    guardTimer = setTimeout(guardTick, config.guard!.intervalMs ?? 20);
+  };
+  if (guard) guardTimer = setTimeout(guardTick, 0);
+
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     if (work) clearInterval(work);
+    if (guardTimer) clearTimeout(guardTimer);
     await elector.stop();
+    await writing;
+    await guard?.close();
     await backend.close();
     report({ type: 'stopped', atMs: now() });
     process.disconnect?.();

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { HistoryEvent } from '../history/history-recorder';
+import type { GuardWrite, TermHistoryEvent } from '../history/split-brain-checker';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
 
 /** The compiled candidate script (tests and benchmarks run after `tsc --build`). */
@@ -118,18 +118,59 @@ export class CandidateProcess {
     return this.exited;
   }
 
-  /** This candidate's reports as history events for the split-brain checker. */
-  history(): HistoryEvent[] {
-    const events: HistoryEvent[] = [];
+  /**
+   * This candidate's reports as history events for the split-brain checker. A `revoked` event
+   * carries `leaseEndMs` when the candidate reported its leases: the latest instant its
+   * `isLeader()` could be true in that term (a frozen process reports its revocation only when it
+   * wakes, long after its lease ran out).
+   */
+  history(): TermHistoryEvent[] {
+    const events: TermHistoryEvent[] = [];
+    const leaseEnd = new Map<number, number>();
     for (const r of this.reports) {
-      if (r.type === 'elected' || r.type === 'revoked' || r.type === 'work') {
+      if (r.type === 'lease') leaseEnd.set(r.token, Math.max(leaseEnd.get(r.token) ?? -Infinity, r.untilMs));
+      if (r.type === 'elected' || r.type === 'work') {
         events.push({ atMs: r.atMs, candidateId: this.id, kind: r.type, token: r.token });
+      } else if (r.type === 'revoked') {
+        const end = leaseEnd.get(r.token);
+        events.push({ atMs: r.atMs, candidateId: this.id, kind: 'revoked', token: r.token, ...(end === undefined ? {} : { leaseEndMs: end }) });
       }
     }
     const last = [...events].reverse().find((e) => e.kind !== 'work');
     if (this.killedAtMs !== null && last?.kind === 'elected') {
-      events.push({ atMs: this.killedAtMs, candidateId: this.id, kind: 'revoked', token: last.token });
+      const end = leaseEnd.get(last.token);
+      events.push({
+        atMs: this.killedAtMs,
+        candidateId: this.id,
+        kind: 'revoked',
+        token: last.token,
+        ...(end === undefined ? {} : { leaseEndMs: end }),
+      });
     }
     return events;
+  }
+
+  /** This candidate's writes to its guarded resource (empty without a `guard` config). */
+  writes(): GuardWrite[] {
+    const writes: GuardWrite[] = [];
+    for (const r of this.reports) {
+      if (r.type === 'write') {
+        writes.push({
+          candidateId: this.id,
+          atMs: r.atMs,
+          doneAtMs: r.doneAtMs,
+          token: r.token,
+          accepted: r.accepted,
+          seq: r.seq,
+          ...(r.error === undefined ? {} : { error: r.error }),
+        });
+      }
+    }
+    return writes;
+  }
+
+  /** Whether the process has exited. */
+  get hasExited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 }

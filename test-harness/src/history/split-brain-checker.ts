@@ -1,5 +1,15 @@
 import type { HistoryEvent } from './history-recorder';
 
+/**
+ * A history event that may know when its term's lease ran out. On a `revoked` event,
+ * `leaseEndMs` is the latest instant (same clock as `atMs`) at which the candidate's `isLeader()`
+ * could still be true in that term; the term ends at `min(atMs, leaseEndMs)`. A process frozen by
+ * SIGSTOP reports its revocation when it wakes, but it stopped leading when its lease ran out.
+ */
+export interface TermHistoryEvent extends HistoryEvent {
+  leaseEndMs?: number;
+}
+
 export interface LeadershipInterval {
   candidateId: string;
   token: number;
@@ -8,20 +18,57 @@ export interface LeadershipInterval {
   endMs: number;
 }
 
+/** One write to a guarded resource, as a candidate reported it. */
+export interface GuardWrite {
+  candidateId: string;
+  /** When it was sent (right after a true `isLeader()`), monotonic ms. */
+  atMs: number;
+  /** When the answer came back. */
+  doneAtMs: number;
+  token: number;
+  accepted: boolean;
+  /** The resource's own order of accepted writes; null when rejected or failed. */
+  seq: number | null;
+  /** Set when the write got no verdict (timeout, connection error). */
+  error?: string;
+}
+
+export interface GuardReport {
+  accepted: number;
+  /** Turned away because a greater token had been accepted: a deposed leader fenced off (good). */
+  rejected: number;
+  /** No verdict (the resource did not answer). */
+  failed: number;
+  /** Accepted with a token lower than one accepted before it (in the resource's order). Must be empty. */
+  staleWrites: GuardWrite[];
+  /** Accepted writes of two different candidates with the same token: two leaders shared a term. Must be empty. */
+  sharedTokens: Array<[GuardWrite, GuardWrite]>;
+}
+
 export interface SplitBrainReport {
   intervals: LeadershipInterval[];
   /** Pairs of intervals of different candidates that overlap in time. */
   overlaps: Array<[LeadershipInterval, LeadershipInterval]>;
   /** Terms whose token is not greater than the token of the term elected before them. */
   tokenRegressions: Array<[LeadershipInterval, LeadershipInterval]>;
-  /** Work done by a candidate after another was elected with a higher token. */
+  /** Work (and guarded writes) done by a candidate after another was elected with a higher token. */
   staleWork: HistoryEvent[];
   /** Work recorded outside any of that candidate's leadership intervals. */
   workOutsideTerm: HistoryEvent[];
+  /** Present when guarded writes were passed to the checker. */
+  guard?: GuardReport;
 }
 
-/** Pairs each `elected` with the same candidate's next `revoked` of that token. */
-export function leadershipIntervals(history: readonly HistoryEvent[]): LeadershipInterval[] {
+export interface SplitBrainOptions {
+  /** Writes to a guarded resource: checked for stale acceptance, and as units of work. */
+  writes?: readonly GuardWrite[];
+}
+
+/**
+ * Pairs each `elected` with the same candidate's next `revoked` of that token. A revocation's
+ * `leaseEndMs`, when known and earlier, ends the term instead (see `TermHistoryEvent`).
+ */
+export function leadershipIntervals(history: readonly TermHistoryEvent[]): LeadershipInterval[] {
   const sorted = [...history].sort((a, b) => a.atMs - b.atMs);
   const open = new Map<string, LeadershipInterval>();
   const done: LeadershipInterval[] = [];
@@ -33,7 +80,8 @@ export function leadershipIntervals(history: readonly HistoryEvent[]): Leadershi
     } else if (e.kind === 'revoked') {
       const cur = open.get(e.candidateId);
       if (cur && cur.token === e.token) {
-        done.push({ ...cur, endMs: e.atMs });
+        const end = e.leaseEndMs === undefined ? e.atMs : Math.max(cur.startMs, Math.min(e.atMs, e.leaseEndMs));
+        done.push({ ...cur, endMs: end });
         open.delete(e.candidateId);
       }
     }
@@ -41,11 +89,42 @@ export function leadershipIntervals(history: readonly HistoryEvent[]): Leadershi
   return [...done, ...open.values()].sort((a, b) => a.startMs - b.startMs);
 }
 
+/** Checks the guarded resource's verdicts: nothing stale accepted, no term shared by two candidates. */
+export function checkGuardWrites(writes: readonly GuardWrite[]): GuardReport {
+  const accepted = writes.filter((w) => w.accepted && w.seq !== null).sort((a, b) => a.seq! - b.seq!);
+  const staleWrites: GuardWrite[] = [];
+  const sharedTokens: Array<[GuardWrite, GuardWrite]> = [];
+  let max = -Infinity;
+  const firstByToken = new Map<number, GuardWrite>();
+  const reportedPairs = new Set<string>();
+  for (const w of accepted) {
+    if (w.token < max) staleWrites.push(w);
+    max = Math.max(max, w.token);
+    const first = firstByToken.get(w.token);
+    if (!first) firstByToken.set(w.token, w);
+    else if (first.candidateId !== w.candidateId) {
+      const key = `${w.token}|${w.candidateId}`;
+      if (!reportedPairs.has(key)) {
+        reportedPairs.add(key);
+        sharedTokens.push([first, w]);
+      }
+    }
+  }
+  return {
+    accepted: writes.filter((w) => w.accepted).length,
+    rejected: writes.filter((w) => !w.accepted && w.error === undefined).length,
+    failed: writes.filter((w) => w.error !== undefined).length,
+    staleWrites,
+    sharedTokens,
+  };
+}
+
 /**
  * The promise users buy, checked on a recorded history: no two candidates lead at once, tokens
- * grow with every term, and no candidate works after a newer leader was elected.
+ * grow with every term, no candidate works after a newer leader was elected, and (with `writes`)
+ * the guarded resource never accepted a stale token.
  */
-export function checkSplitBrain(history: readonly HistoryEvent[]): SplitBrainReport {
+export function checkSplitBrain(history: readonly TermHistoryEvent[], options: SplitBrainOptions = {}): SplitBrainReport {
   const intervals = leadershipIntervals(history);
   const overlaps: SplitBrainReport['overlaps'] = [];
   const tokenRegressions: SplitBrainReport['tokenRegressions'] = [];
@@ -56,21 +135,86 @@ export function checkSplitBrain(history: readonly HistoryEvent[]): SplitBrainRep
     }
     if (i > 0 && a.token <= intervals[i - 1]!.token) tokenRegressions.push([intervals[i - 1]!, a]);
   }
+  // Elections in time order, with the highest token elected so far at each point.
+  const elections = intervals.map((iv) => ({ atMs: iv.startMs, token: iv.token }));
+  const maxTokenBefore = (atMs: number): number => {
+    // Binary search for the last election at or before atMs; prefix maxima.
+    let lo = 0;
+    let hi = elections.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (elections[mid]!.atMs <= atMs) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found < 0 ? -Infinity : prefixMax[found]!;
+  };
+  const prefixMax: number[] = [];
+  for (let i = 0; i < elections.length; i++) prefixMax.push(Math.max(prefixMax[i - 1] ?? -Infinity, elections[i]!.token));
+
+  const byCandidate = new Map<string, LeadershipInterval[]>();
+  for (const iv of intervals) {
+    const list = byCandidate.get(iv.candidateId) ?? [];
+    list.push(iv);
+    byCandidate.set(iv.candidateId, list);
+  }
   const staleWork: HistoryEvent[] = [];
   const workOutsideTerm: HistoryEvent[] = [];
-  for (const w of history) {
-    if (w.kind !== 'work') continue;
-    const newer = intervals.find((iv) => iv.token > w.token && iv.startMs <= w.atMs);
-    if (newer) staleWork.push(w);
-    const own = intervals.find(
-      (iv) => iv.candidateId === w.candidateId && iv.token === w.token && iv.startMs <= w.atMs && w.atMs <= iv.endMs,
+  const units: HistoryEvent[] = history.filter((e) => e.kind === 'work');
+  for (const w of options.writes ?? []) units.push({ atMs: w.atMs, candidateId: w.candidateId, kind: 'work', token: w.token });
+  for (const w of units) {
+    if (maxTokenBefore(w.atMs) > w.token) staleWork.push(w);
+    const own = (byCandidate.get(w.candidateId) ?? []).find(
+      (iv) => iv.token === w.token && iv.startMs <= w.atMs && w.atMs <= iv.endMs,
     );
     if (!own) workOutsideTerm.push(w);
   }
-  return { intervals, overlaps, tokenRegressions, staleWork, workOutsideTerm };
+  const report: SplitBrainReport = { intervals, overlaps, tokenRegressions, staleWork, workOutsideTerm };
+  if (options.writes) report.guard = checkGuardWrites(options.writes);
+  return report;
+}
+
+/** A fault healed at `atMs`; a leader should exist again within `boundMs`. */
+export interface HealPoint {
+  atMs: number;
+  label: string;
+  boundMs: number;
+}
+
+export interface RecoveryReport {
+  /** Per heal: time until some candidate led again (ms), or null if none did within the history. */
+  recoveries: Array<HealPoint & { recoveredAfterMs: number | null }>;
+  /** Heals after which no leader appeared within their bound. */
+  late: Array<HealPoint & { recoveredAfterMs: number | null }>;
+  maxRecoveryMs: number;
+}
+
+/**
+ * Liveness after faults: for each heal point, how long until some candidate led (0 when one was
+ * leading at that instant). `historyEndMs` bounds the search (the end of the run).
+ */
+export function checkRecovery(intervals: readonly LeadershipInterval[], heals: readonly HealPoint[], historyEndMs: number): RecoveryReport {
+  const recoveries = heals.map((h) => {
+    let best: number | null = null;
+    for (const iv of intervals) {
+      if (iv.endMs <= h.atMs) continue;
+      const t = Math.max(0, iv.startMs - h.atMs);
+      if (iv.startMs > historyEndMs) continue;
+      if (best === null || t < best) best = t;
+    }
+    return { ...h, recoveredAfterMs: best };
+  });
+  const late = recoveries.filter((r) => r.recoveredAfterMs === null || r.recoveredAfterMs > r.boundMs);
+  const maxRecoveryMs = recoveries.reduce((m, r) => Math.max(m, r.recoveredAfterMs ?? 0), 0);
+  return { recoveries, late, maxRecoveryMs };
 }
 
 /** One line for logs and soak summaries. */
 export function summarize(report: SplitBrainReport): string {
-  return `terms: ${report.intervals.length}, overlaps: ${report.overlaps.length}, token regressions: ${report.tokenRegressions.length}, stale work: ${report.staleWork.length}`;
+  const base = `terms: ${report.intervals.length}, overlaps: ${report.overlaps.length}, token regressions: ${report.tokenRegressions.length}, stale work: ${report.staleWork.length}`;
+  if (!report.guard) return base;
+  const g = report.guard;
+  return `${base}, writes accepted: ${g.accepted}, rejected: ${g.rejected}, failed: ${g.failed}, stale writes: ${g.staleWrites.length + g.sharedTokens.length}`;
 }

@@ -1,0 +1,349 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GuardState } from '../guard/guard-config';
+import { Prng } from '../faults/prng';
+import { monotonicMs } from '../history/history-recorder';
+import {
+  checkRecovery,
+  checkSplitBrain,
+  summarize,
+  type GuardWrite,
+  type HealPoint,
+  type RecoveryReport,
+  type SplitBrainReport,
+  type TermHistoryEvent,
+} from '../history/split-brain-checker';
+import { delay } from '../wait-for';
+import { FaultCluster, type CandidateSlot, type FaultClusterOptions } from './fault-cluster';
+import type { FaultBackendKind } from './fault-environment';
+
+/**
+ * The fault catalogue.
+ * - `kill`: SIGKILL of a candidate (the leader 70 % of the time); a new process with a new id
+ *   takes its slot after 0–500 ms.
+ * - `freeze`: SIGSTOP then SIGCONT (a GC pause): 1.1–2 × lease (past the lease), or 0.2–0.6 ×
+ *   lease (within it: nothing should change).
+ * - `partition`: the candidate's proxy drops every byte both ways, sockets open (silent
+ *   partition), 0.5–2.5 × lease; the other candidates still reach the server.
+ * - `cut`: the candidate's connections are reset and refused for 0.1–1.5 s.
+ * - `delay`: 20 ms – lease/3 of latency on the candidate's link, both ways, for 1–4 s.
+ * - `server-restart`: SIGKILL of the private server, down 0.2–2 s, started again on the same
+ *   port and data.
+ * - `server-pause`: SIGSTOP of the server for 0.3–1.5 × lease (MariaDB and Redis only).
+ * - `step-down`: the leader is told to step down (a graceful hand-over).
+ */
+export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down';
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'freeze', 'partition', 'cut', 'delay', 'server-restart', 'server-pause', 'step-down'];
+
+export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
+  kill: 12,
+  freeze: 16,
+  partition: 16,
+  cut: 12,
+  delay: 12,
+  'server-restart': 6,
+  'server-pause': 6,
+  'step-down': 8,
+};
+
+export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
+  backend: FaultBackendKind;
+  /** Faults are started until this much time has passed, ms (the run then heals and stops). */
+  durationMs: number;
+  seed: number;
+  weights?: Partial<Record<FaultKind, number>>;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  /** Ends the run early (it still heals, stops and checks). */
+  signal?: AbortSignal;
+  /** Where to write the history when the run finds a problem. Default: a file under the temp dir. */
+  dumpPath?: string | null;
+}
+
+export interface FaultRecord {
+  kind: FaultKind;
+  /** Candidate id, or `server`. */
+  target: string;
+  atMs: number;
+  /** How long the fault lasted, ms. */
+  holdMs: number;
+  /** Whether the target was the leader when the fault began. */
+  onLeader: boolean;
+}
+
+export interface FaultRunResult {
+  backend: FaultBackendKind;
+  seed: number;
+  leaseMs: number;
+  elapsedMs: number;
+  faults: FaultRecord[];
+  faultCounts: Record<FaultKind, number>;
+  episodes: number;
+  report: SplitBrainReport;
+  recovery: RecoveryReport;
+  guardState: GuardState | null;
+  /** Each a sentence; empty when the run is clean. */
+  problems: string[];
+  ok: boolean;
+  /** Where the history was written, when there were problems. */
+  dumpedTo: string | null;
+  history: TermHistoryEvent[];
+  writes: GuardWrite[];
+}
+
+interface PlannedFault {
+  kind: FaultKind;
+  /** 'leader' (if one leads when it starts, else a random slot), a slot index, or the server. */
+  target: 'leader' | number | 'server';
+  offsetMs: number;
+  holdMs: number;
+}
+
+/**
+ * A seeded randomized fault run: episodes of 1–3 simultaneous faults (drawn from the catalogue
+ * with the seeded PRNG), each healed after its hold time; after every episode the run waits for a
+ * leader (liveness, bounded by leaseMs + the environment's documented margin) and pauses briefly.
+ * At the end every candidate is stopped and the whole history is checked.
+ */
+export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunResult> {
+  const log = options.log ?? (() => undefined);
+  const rng = new Prng(options.seed);
+  const cluster = await FaultCluster.start({ ...options, label: `${options.backend}-${options.seed}` });
+  const leaseMs = cluster.leaseMs;
+  const weights: Record<FaultKind, number> = { ...DEFAULT_FAULT_WEIGHTS, ...options.weights };
+  if (!cluster.env.pauseServer) weights['server-pause'] = 0;
+  const faults: FaultRecord[] = [];
+  const heals: HealPoint[] = [];
+  const recoveryBoundMs = leaseMs + cluster.env.recoveryMarginMs;
+  const started = monotonicMs();
+  let episodes = 0;
+  let runError: unknown = null;
+  try {
+    const first = await cluster.waitForLeader(30_000);
+    if (first === null) throw new Error('no leader within 30 s of start-up');
+    let lastProgress = monotonicMs();
+    while (monotonicMs() - started < options.durationMs && !options.signal?.aborted) {
+      episodes++;
+      const plan = planEpisode(rng, weights, cluster.slots.length, leaseMs);
+      await Promise.all(plan.map((f) => runFault(cluster, f, rng, faults)));
+      const healedAt = monotonicMs();
+      const label = plan.map((f) => f.kind).join('+');
+      heals.push({ atMs: healedAt, label, boundMs: recoveryBoundMs });
+      const waited = await cluster.waitForLeader(recoveryBoundMs + 10_000);
+      if (waited === null) log(`episode ${episodes} (${label}): no leader ${Math.round(recoveryBoundMs + 10_000)} ms after healing`);
+      await delay(rng.int(100, 800));
+      if (monotonicMs() - lastProgress > 30_000) {
+        lastProgress = monotonicMs();
+        log(`${options.backend}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes`);
+      }
+    }
+  } catch (err) {
+    runError = err;
+  }
+  const elapsedMs = monotonicMs() - started;
+  let guardState: GuardState | null = null;
+  try {
+    await cluster.stopCandidates();
+    guardState = await cluster.guardState().catch(() => null);
+  } finally {
+    await cluster.close();
+  }
+  const history = cluster.history();
+  const writes = cluster.writes();
+  const report = checkSplitBrain(history, { writes });
+  const endMs = history.reduce((m, e) => Math.max(m, e.atMs), 0);
+  const recovery = checkRecovery(report.intervals, heals, endMs);
+
+  const problems: string[] = [];
+  if (runError) problems.push(`the run failed: ${runError instanceof Error ? runError.message : String(runError)}`);
+  if (report.overlaps.length) problems.push(`${report.overlaps.length} overlapping leadership intervals`);
+  if (report.tokenRegressions.length) problems.push(`${report.tokenRegressions.length} token regressions`);
+  if (report.staleWork.length) problems.push(`${report.staleWork.length} units of stale work`);
+  if (report.workOutsideTerm.length) problems.push(`${report.workOutsideTerm.length} units of work outside the worker's term`);
+  const g = report.guard;
+  if (g && g.staleWrites.length) problems.push(`${g.staleWrites.length} stale writes accepted by the guarded resource`);
+  if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two candidates`);
+  if (g && guardState && guardState.seq < g.accepted) problems.push(`guard counted ${guardState.seq} accepted writes, candidates ${g.accepted}`);
+  if (recovery.late.length) problems.push(`${recovery.late.length} heals not followed by a leader within ${recoveryBoundMs} ms`);
+
+  const faultCounts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  for (const f of faults) faultCounts[f.kind]++;
+  let dumpedTo: string | null = null;
+  if (problems.length > 0 && options.dumpPath !== null) {
+    dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${options.backend}-${options.seed}.json`);
+    try {
+      writeFileSync(dumpedTo, JSON.stringify({ options: { ...options, signal: undefined, log: undefined }, problems, faults, heals, report, recovery, history, writes }, null, 1));
+    } catch {
+      dumpedTo = null;
+    }
+  }
+  return {
+    backend: options.backend,
+    seed: options.seed,
+    leaseMs,
+    elapsedMs,
+    faults,
+    faultCounts,
+    episodes,
+    report,
+    recovery,
+    guardState,
+    problems,
+    ok: problems.length === 0,
+    dumpedTo,
+    history,
+    writes,
+  };
+}
+
+/** Every random choice of an episode is drawn here, up front, so a seed fixes the schedule. */
+function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: number, leaseMs: number): PlannedFault[] {
+  const count = rng.weighted({ one: 6, two: 3, three: 1 } as const);
+  const n = count === 'one' ? 1 : count === 'two' ? 2 : 3;
+  const plan: PlannedFault[] = [];
+  let serverFault = false;
+  let leaderTaken = false;
+  const usedSlots = new Set<number>();
+  for (let i = 0; i < n; i++) {
+    const available = { ...weights };
+    if (serverFault) {
+      available['server-restart'] = 0;
+      available['server-pause'] = 0;
+    }
+    const kind = rng.weighted(available);
+    const offsetMs = i === 0 ? 0 : rng.int(0, Math.round(leaseMs / 2));
+    const holdMs = holdFor(kind, rng, leaseMs);
+    let target: PlannedFault['target'];
+    if (kind === 'server-restart' || kind === 'server-pause') {
+      serverFault = true;
+      target = 'server';
+    } else if (!leaderTaken && (kind === 'step-down' || rng.chance(0.7))) {
+      leaderTaken = true;
+      target = 'leader';
+    } else {
+      const free = [...Array(slots).keys()].filter((s) => !usedSlots.has(s));
+      if (free.length === 0 || kind === 'step-down') continue;
+      target = rng.pick(free);
+      usedSlots.add(target);
+    }
+    plan.push({ kind, target, offsetMs, holdMs });
+  }
+  return plan;
+}
+
+function holdFor(kind: FaultKind, rng: Prng, leaseMs: number): number {
+  switch (kind) {
+    case 'kill':
+      return rng.int(0, 500);
+    case 'freeze':
+      return rng.chance(0.75) ? Math.round(leaseMs * rng.between(1.1, 2)) : Math.round(leaseMs * rng.between(0.2, 0.6));
+    case 'partition':
+      return Math.round(leaseMs * rng.between(0.5, 2.5));
+    case 'cut':
+      return rng.int(100, 1500);
+    case 'delay':
+      return rng.int(1000, 4000);
+    case 'server-restart':
+      return rng.int(200, 2000);
+    case 'server-pause':
+      return Math.round(leaseMs * rng.between(0.3, 1.5));
+    case 'step-down':
+      return 0;
+  }
+}
+
+/** Latency of a `delay` fault, drawn when it starts (the schedule's other draws are fixed). */
+function latencyFor(rng: Prng, leaseMs: number): number {
+  return rng.int(20, Math.round(leaseMs / 3));
+}
+
+async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, record: FaultRecord[]): Promise<void> {
+  const latency = f.kind === 'delay' ? latencyFor(rng, cluster.leaseMs) : 0;
+  if (f.offsetMs > 0) await delay(f.offsetMs);
+  let slot: CandidateSlot | null = null;
+  let onLeader = false;
+  if (f.target === 'leader') {
+    slot = cluster.leader();
+    onLeader = slot !== null;
+    if (!slot) {
+      if (f.kind === 'step-down') return;
+      // Nobody leads at this instant: hit a candidate that is not already under a fault.
+      slot = cluster.slots.find((s) => !s.frozen) ?? cluster.slots[0]!;
+    }
+  } else if (typeof f.target === 'number') {
+    slot = cluster.slots[f.target]!;
+    onLeader = cluster.leadingNow(slot);
+  }
+  if (slot && slot.frozen) return; // another fault of this episode froze it
+  const atMs = monotonicMs();
+  record.push({ kind: f.kind, target: slot ? slot.proc.id : 'server', atMs, holdMs: f.holdMs, onLeader });
+  switch (f.kind) {
+    case 'kill':
+      slot!.proc.kill('SIGKILL');
+      await delay(f.holdMs);
+      await cluster.spawn(slot!);
+      return;
+    case 'freeze': {
+      const proc = slot!.proc;
+      slot!.frozen = true;
+      proc.freeze();
+      await delay(f.holdMs);
+      proc.thaw();
+      if (slot!.proc === proc) slot!.frozen = false;
+      return;
+    }
+    case 'partition':
+      slot!.proxy.blackhole();
+      await delay(f.holdMs);
+      slot!.proxy.resume();
+      return;
+    case 'cut':
+      slot!.proxy.cut();
+      await delay(f.holdMs);
+      slot!.proxy.resume();
+      return;
+    case 'delay':
+      slot!.proxy.delay(latency);
+      await delay(f.holdMs);
+      slot!.proxy.delay(0);
+      return;
+    case 'server-restart':
+      await cluster.env.killServer();
+      await delay(f.holdMs);
+      await cluster.env.restartServer();
+      return;
+    case 'server-pause':
+      cluster.env.pauseServer!();
+      await delay(f.holdMs);
+      cluster.env.resumeServer!();
+      return;
+    case 'step-down':
+      slot!.proc.send({ type: 'stepDown' });
+      return;
+  }
+}
+
+/** The one summary line of a run (soak output, test failure messages). */
+export function summarizeRun(r: FaultRunResult): string {
+  const kinds = FAULT_KINDS.filter((k) => r.faultCounts[k] > 0)
+    .map((k) => `${k} ${r.faultCounts[k]}`)
+    .join(', ');
+  const g = r.report.guard;
+  const stale = g ? g.staleWrites.length + g.sharedTokens.length : 0;
+  return [
+    `${r.backend}: ${Math.round(r.elapsedMs / 1000)} s, seed ${r.seed}, lease ${r.leaseMs} ms`,
+    `faults: ${r.faults.length} (${kinds}) in ${r.episodes} episodes`,
+    `terms: ${r.report.intervals.length}`,
+    `overlaps: ${r.report.overlaps.length}`,
+    `token regressions: ${r.report.tokenRegressions.length}`,
+    `stale work: ${r.report.staleWork.length}`,
+    `work outside term: ${r.report.workOutsideTerm.length}`,
+    `writes accepted: ${g?.accepted ?? 0}, rejected: ${g?.rejected ?? 0}, failed: ${g?.failed ?? 0}`,
+    `stale writes: ${stale}`,
+    `late recoveries: ${r.recovery.late.length} (max ${Math.round(r.recovery.maxRecoveryMs)} ms)`,
+    r.ok ? 'OK' : `FAILED: ${r.problems.join('; ')}${r.dumpedTo ? ` (history in ${r.dumpedTo})` : ''}`,
+  ].join(', ');
+}
+
+export { summarize };
