@@ -51,6 +51,7 @@ export class RedisBackend implements ElectionBackend {
   async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
     const keys = this.enter(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    await this.subscriptionsSettled(keys.channel, leaseMs);
     return this.ops.campaign(keys, election, candidateId, leaseMs);
   }
 
@@ -130,6 +131,25 @@ export class RedisBackend implements ElectionBackend {
   /** For tests and diagnostics: the subscriber connections made so far (one per master). */
   subscriberClients(): unknown[] {
     return this.nodes.map((n) => n.subscriberClient).filter((c) => c !== null);
+  }
+
+  /**
+   * A follower's answer must not be older than its subscription: if the leader released between
+   * our read and our SUBSCRIBE, the message would be lost and the follower would wait for its
+   * poll while the old leader, back from its step-down hold-off, takes the lease again. So a
+   * campaign first waits for the election's SUBSCRIBE to be confirmed on every master that is
+   * connected or connecting — at most a quarter of the lease (or commandTimeoutMs), so the wait
+   * never eats the lease. This costs one wait, on the first campaign after `watch`.
+   */
+  private async subscriptionsSettled(channel: string, leaseMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.nodes.map((node) => node.subscribed(channel))),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.min(this.options.commandTimeoutMs, Math.floor(leaseMs / 4)));
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Validates before any I/O; returns the election's keys. */

@@ -30,6 +30,8 @@ export class RedisNode {
   private subscriber: Redis | null = null;
   private subscriberReadyOnce = false;
   private readonly listeners = new Map<string, Set<() => void>>();
+  /** channel → settles once its SUBSCRIBE was confirmed (or failed). */
+  private readonly subscriptions = new Map<string, Promise<void>>();
   private closed = false;
   private lastError: unknown = null;
 
@@ -77,21 +79,51 @@ export class RedisNode {
       set = new Set();
       this.listeners.set(channel, set);
       // A failed SUBSCRIBE is retried by autoResubscribe on reconnect; the core's poll covers us meanwhile.
-      sub.subscribe(channel).catch((err: unknown) => {
-        this.lastError = err;
-      });
+      this.subscriptions.set(
+        channel,
+        sub.subscribe(channel).then(
+          () => undefined,
+          (err: unknown) => {
+            this.lastError = err;
+          },
+        ),
+      );
     }
     set.add(listener);
     return () => {
       const current = this.listeners.get(channel);
       if (!current || !current.delete(listener) || current.size > 0) return;
       this.listeners.delete(channel);
+      this.subscriptions.delete(channel);
       if (this.subscriber && !this.closed) {
         this.subscriber.unsubscribe(channel).catch((err: unknown) => {
           this.lastError = err;
         });
       }
     };
+  }
+
+  /**
+   * Settles when the SUBSCRIBE for `channel` has been confirmed by the server (or has failed);
+   * at once when nobody watches it. Never rejects.
+   */
+  subscribed(channel: string): Promise<void> {
+    const pending = this.subscriptions.get(channel);
+    const sub = this.subscriber;
+    if (!pending || !sub) return Promise.resolve();
+    // A master we cannot reach will not confirm soon: do not wait for it (its messages are lost
+    // anyway until the subscriber is back, which then wakes every watcher).
+    if (sub.status !== 'ready' && sub.status !== 'connecting' && sub.status !== 'connect') return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        sub.off('close', done);
+        sub.off('end', done);
+        resolve();
+      };
+      sub.once('close', done);
+      sub.once('end', done);
+      void pending.then(done);
+    });
   }
 
   /** For tests and diagnostics: the subscriber connection, if one was made. */
@@ -103,6 +135,7 @@ export class RedisNode {
     if (this.closed) return;
     this.closed = true;
     this.listeners.clear();
+    this.subscriptions.clear();
     // disconnect(), not quit(): quit waits for a server that may be gone. The subscriber is
     // always ours, even when the client was passed in (it is a duplicate).
     this.subscriber?.disconnect();
