@@ -2,9 +2,10 @@ import { ConclaveError, MemoryBackend, describeValue, type ElectionBackend } fro
 import { MysqlBackend } from '@conclave/mysql';
 import { RedisBackend } from '@conclave/redis';
 import { ZookeeperBackend } from '@conclave/zookeeper';
+import { MIGRATION_PHASES, MigratingBackend, type MigrationPhase } from '@conclave/migrate';
 
 /** The URL schemes `createBackend` understands. */
-export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss', 'zookeeper'] as const;
+export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss', 'zookeeper', 'migrate'] as const;
 
 /**
  * Builds a backend from a URL, for the CLI and for applications that keep the backend choice in
@@ -16,6 +17,8 @@ export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss',
  *   (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
  * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&root=/path]`;
  *   credentials become a digest ACL.
+ * - `migrate:<from-only|dual|to-only>?from=<url>&to=<url>` — an election moving between two
+ *   backends (`@conclave/migrate`); the inner URLs are percent-encoded.
  *
  * Throws `INVALID_URL` (unknown scheme, unparsable URL) or the backend's own option errors,
  * before any I/O.
@@ -39,12 +42,44 @@ export function createBackend(url: string): ElectionBackend {
       return new RedisBackend({ url });
     case 'zookeeper':
       return new ZookeeperBackend(parseZookeeperUrl(url));
+    case 'migrate':
+      return createMigratingBackend(url);
     default:
       throw new ConclaveError(
         'INVALID_URL',
         `unknown backend URL ${describeValue(redactUrl(url))}: expected one of ${BACKEND_SCHEMES.map((s) => `${s}:`).join(', ')}`,
       );
   }
+}
+
+/** `migrate:<phase>?from=<url>&to=<url>` → a MigratingBackend over two backends built from their URLs. */
+export function createMigratingBackend(url: string): MigratingBackend {
+  const match = /^migrate:([a-z-]+)\?(.*)$/i.exec(url);
+  const phase = match?.[1] as MigrationPhase | undefined;
+  if (!match || !phase || !MIGRATION_PHASES.includes(phase)) {
+    throw new ConclaveError(
+      'INVALID_URL',
+      `cannot parse the migration URL ${describeValue(redactUrl(url))}: expected migrate:<${MIGRATION_PHASES.join('|')}>?from=<url>&to=<url>`,
+    );
+  }
+  const params = new URLSearchParams(match[2]);
+  const fromUrl = params.get('from');
+  const toUrl = params.get('to');
+  if (!fromUrl || !toUrl || [...params.keys()].some((k) => k !== 'from' && k !== 'to')) {
+    throw new ConclaveError('INVALID_URL', 'a migration URL needs exactly the parameters from=<url> and to=<url>');
+  }
+  if (/^migrate:/i.test(fromUrl) || /^migrate:/i.test(toUrl)) {
+    throw new ConclaveError('INVALID_URL', 'a migration cannot be nested in another migration');
+  }
+  const from = createBackend(fromUrl);
+  let to: ElectionBackend;
+  try {
+    to = createBackend(toUrl);
+  } catch (err) {
+    void from.close();
+    throw err;
+  }
+  return new MigratingBackend({ from, to, phase });
 }
 
 /** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */
