@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { Elector, type ElectionBackend } from '@conclave/core';
+import { MysqlBackend } from '@conclave/mysql';
+import { ZookeeperBackend } from '@conclave/zookeeper';
+import { MigratingBackend, type MigrationPhase } from '@conclave/migrate';
+import { HistoryRecorder, startZookeeperServer, waitFor, type ZookeeperServer } from '@conclave/test-harness';
+
+export const MYSQL_URI = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
+/** ZooKeeper session for the tests: the private server ticks every 200 ms, so it is granted. */
+export const SESSION_TIMEOUT_MS = 3000;
+export const LEASE_MS = 1500;
+
+/** What a process of the fleet runs: an old binary on plain ZooKeeper, or the migrating backend in a phase. */
+export type NodeKind = 'zookeeper' | MigrationPhase;
+
+/** A fleet of in-process candidates of mixed kinds on one real ZooKeeper and the real MariaDB. */
+export class MixedFleet {
+  readonly history = new HistoryRecorder();
+  readonly electors: Elector[] = [];
+  private readonly backends: ElectionBackend[] = [];
+  private readonly leaderSamples: string[][] = [];
+  private sampler: NodeJS.Timeout | null = null;
+  private counter = 0;
+
+  constructor(
+    private readonly zk: ZookeeperServer,
+    readonly election = `migration-${randomBytes(4).toString('hex')}`,
+  ) {}
+
+  backend(kind: NodeKind): ElectionBackend {
+    const zk = () => new ZookeeperBackend({ connect: this.zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 });
+    const mysql = () => new MysqlBackend({ uri: MYSQL_URI });
+    const backend = kind === 'zookeeper' ? zk() : new MigratingBackend({ from: zk(), to: mysql(), phase: kind });
+    this.backends.push(backend);
+    return backend;
+  }
+
+  /** Starts a candidate of `kind`; its id names its kind, so histories read well. */
+  async add(kind: NodeKind): Promise<Elector> {
+    const elector = new Elector({
+      backend: this.backend(kind),
+      election: this.election,
+      candidateId: `${kind}-${++this.counter}`,
+      leaseMs: LEASE_MS,
+    });
+    this.electors.push(elector);
+    this.history.attach(elector);
+    await elector.start();
+    return elector;
+  }
+
+  /** Samples every few ms who believes it leads; more than one at once is a split brain. */
+  startSampling(): void {
+    this.sampler = setInterval(() => {
+      const leading = this.electors.filter((e) => e.isLeader()).map((e) => e.candidateId);
+      if (leading.length > 1) this.leaderSamples.push(leading);
+    }, 5);
+  }
+
+  get doubleLeaderSamples(): string[][] {
+    return this.leaderSamples;
+  }
+
+  /** Waits for one leader, then makes it step down or restart; repeats `rounds` times. */
+  async churn(rounds: number, random: () => number): Promise<void> {
+    for (let round = 0; round < rounds; round++) {
+      const leader = await waitFor(() => this.electors.find((e) => e.isLeader()), `a leader in round ${round}`, 30_000);
+      const token = leader.token!;
+      if (random() < 0.5) await leader.stepDown();
+      else {
+        await leader.stop();
+        await leader.start();
+      }
+      await waitFor(
+        () => this.electors.some((e) => e.isLeader() && e.token !== token),
+        `a new term after round ${round}`,
+        30_000,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.sampler) clearInterval(this.sampler);
+    this.history.detach();
+    await Promise.all(this.electors.map((e) => e.stop()));
+    await Promise.all(this.backends.map((b) => b.close().catch(() => undefined)));
+  }
+}
+
+export async function startTestZookeeper(): Promise<ZookeeperServer> {
+  return startZookeeperServer();
+}
+
+/** A small seeded PRNG (mulberry32), so a failing run can be replayed with its seed. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
