@@ -41,7 +41,7 @@ export class RedisBackend implements ElectionBackend {
   constructor(options: RedisBackendOptions) {
     this.options = resolveRedisOptions(options);
     this.quorum = this.options.quorum;
-    this.capabilities = { listCandidates: this.options.trackCandidates, push: 'best-effort' };
+    this.capabilities = { listCandidates: this.options.trackCandidates, push: 'best-effort', tokenFloor: true };
     this.nodes = this.options.sources.map(
       (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
     );
@@ -88,6 +88,13 @@ export class RedisBackend implements ElectionBackend {
       throw new ConclaveError('NOT_SUPPORTED', 'listCandidates needs trackCandidates: true', { backend: this.kind, election });
     }
     return this.ops.listCandidates(keys, election);
+  }
+
+  /** Every term that starts after this resolves gets a token greater than `token`. */
+  async raiseTokenFloor(election: string, token: number): Promise<void> {
+    const keys = this.enter(election);
+    assertToken(token);
+    return this.ops.raiseTokenFloor(keys, election, token);
   }
 
   /**

@@ -13,6 +13,7 @@ export interface LeaseOps {
   forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo>;
   clearLeader(keys: ElectionKeys, election: string): Promise<void>;
   listCandidates(keys: ElectionKeys, election: string): Promise<string[]>;
+  raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void>;
 }
 
 /** How long a candidate stays listed after its last campaign or renewal, for a given lease. */

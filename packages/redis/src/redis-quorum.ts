@@ -4,7 +4,7 @@ import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, CLEAR, COMMIT, FORCE, LEADER, NOTIFY, RELEASE, RENEW } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, CLEAR, COMMIT, FLOOR, FORCE, LEADER, NOTIFY, RELEASE, RENEW } from './redis-scripts';
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -207,6 +207,12 @@ export class QuorumLeaseOps implements LeaseOps {
       for (const [id, score] of parsed.seen) seen.set(id, Math.max(score, seen.get(id) ?? 0));
     }
     return orderCandidates(mostCommon(holders, this.majority), seen);
+  }
+
+  /** On a majority, so that every later majority read (a prepare) meets one raised counter. */
+  async raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void> {
+    const replies = await this.onAll(() => ({ script: FLOOR, keys: [keys.term], args: [String(token)], election }));
+    this.requireMajority(replies, election);
   }
 
   // ---- helpers --------------------------------------------------------------------------

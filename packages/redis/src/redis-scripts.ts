@@ -198,3 +198,12 @@ redis.call('PUBLISH', ARGV[1], ARGV[2])
 return 1
 `,
 );
+
+/** Raises the term counter to at least ARGV[1] (max semantics). KEYS: term. */
+export const FLOOR = script(
+  'floor',
+  `
+if num(ARGV[1]) > num(redis.call('GET', KEYS[1])) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`,
+);

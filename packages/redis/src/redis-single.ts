@@ -3,7 +3,7 @@ import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, CLEAR, FORCE, LEADER, RELEASE, RENEW } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, CLEAR, FLOOR, FORCE, LEADER, RELEASE, RENEW } from './redis-scripts';
 
 /**
  * One master: every operation is one Lua script, so it is atomic on the server and costs one
@@ -88,6 +88,10 @@ export class SingleLeaseOps implements LeaseOps {
     const reply = await this.node.run({ script: CANDIDATES, keys: [keys.lease, keys.candidates], args: [], election });
     const { holder, seen } = parseCandidates(reply);
     return orderCandidates(holder, seen);
+  }
+
+  async raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void> {
+    await this.node.run({ script: FLOOR, keys: [keys.term], args: [String(token)], election });
   }
 
   private cttl(leaseMs: number): number {

@@ -37,7 +37,7 @@ describe('RedisBackend options', () => {
   test('a comma-separated URL means quorum mode', () => {
     const b = pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', redisOptions: { lazyConnect: true } });
     expect(b.quorum).toBe(true);
-    expect(b.capabilities).toEqual({ listCandidates: true, push: 'best-effort' });
+    expect(b.capabilities).toEqual({ listCandidates: true, push: 'best-effort', tokenFloor: true });
   });
 
   test('names are validated in every method before any I/O', async () => {
@@ -109,6 +109,17 @@ describe('RedisBackend on one master', () => {
     expect(t2).toBeGreaterThan(t1);
     expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'c' });
     expect(await b.renew({ election, candidateId: 'c', token: forced.token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
+  });
+
+  test('raiseTokenFloor: the next term gets a greater token; the current term keeps its own', async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix(), tokenClockFloor: false });
+    const election = uniqueName();
+    const { token } = (await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
+    await b.raiseTokenFloor(election, 1000);
+    await b.raiseTokenFloor(election, 10); // never lowers it
+    expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token });
+    await b.release({ election, candidateId: 'a', token });
+    expect(await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })).toMatchObject({ role: 'leader', token: 1001 });
   });
 
   test('with the clock floor, tokens are at least the server time in ms', async () => {
