@@ -34,7 +34,8 @@ export interface ElectionBackend {
    * - Otherwise the candidate is a follower; the current leader is reported when known.
    *
    * The granted `leaseMs` is measured from the moment the request was sent; it may be shorter
-   * than asked (a ZooKeeper session timeout, Redlock's drift allowance) and never longer.
+   * than asked (a ZooKeeper session timeout, Redlock's drift allowance) and never longer. The core
+   * subtracts the time the call took itself: a backend must not subtract it again.
    */
   campaign(request: CampaignRequest): Promise<CampaignResult>;
 

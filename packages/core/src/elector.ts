@@ -225,11 +225,12 @@ export class Elector {
     return this.stopping;
   }
 
-  /** Gives up leadership now (and releases it) but keeps campaigning after `retryMs`. */
+  /** Gives up leadership now (and releases it) but keeps campaigning, after 2 × `retryMs`. */
   async stepDown(): Promise<void> {
     if (this.role !== 'leader') return;
     const token = this.term!.token;
-    this.holdOffUntil = performance.now() + this.options.retryMs;
+    // Stay out long enough for a follower that missed the wake-up to poll (every retryMs) first.
+    this.holdOffUntil = performance.now() + 2 * this.options.retryMs;
     this.revoke('stepped-down');
     await this.releaseExclusive(token);
     if (this.currentRole() === 'follower') this.schedule(this.holdOffUntil - performance.now());
@@ -360,7 +361,16 @@ export class Elector {
         // again would repeat a token; release it and take a fresh term instead.
         this.log.debug({ ...this.context(), token: result.token }, 'releasing a term already given up');
         await this.releaseNow(result.token);
-        this.schedule(0);
+        if (this.backend.capabilities.tokenFloor && this.backend.raiseTokenFloor) {
+          // A server that lost its counter (a restart without persistence) would hand out old
+          // tokens for a while: lift it past ours instead of looping until it gets there.
+          await this.backend.raiseTokenFloor(this.election, this.lastToken).catch((err: unknown) => {
+            this.log.warn({ ...this.context(), err }, 'could not raise the token floor');
+          });
+          this.schedule(MIN_RETRY_MS);
+        } else {
+          this.schedule(this.options.retryMs);
+        }
       } else if (performance.now() >= deadline) {
         this.log.warn({ ...this.context(), token: result.token }, 'lease granted too late to use; releasing it');
         await this.releaseNow(result.token);
