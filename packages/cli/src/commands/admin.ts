@@ -6,6 +6,9 @@ import { closeQuietly, onShutdownSignals, openContext, warnLine, writeLine, type
 
 /** Runs `fn` with a backend built from --backend, validates the names first, always closes it. */
 async function withBackend<T>(parsed: ParsedCommand, fn: (ctx: CommandContext) => Promise<T>): Promise<T> {
+  // The generic rules first, before a driver opens a connection; the backend's own rules below.
+  assertElectionName(parsed.election);
+  if (parsed.leader !== undefined) assertCandidateId(parsed.leader, undefined, parsed.election);
   const ctx = openContext(parsed);
   try {
     assertElectionName(ctx.election, ctx.backend.kind);

@@ -1,0 +1,122 @@
+import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, uniqueElection } from './cli-process';
+
+/** The command as a user meets it first: help, version, mistakes, the demo. No server needed. */
+
+beforeAll(assertBuilt);
+afterEach(killAll);
+
+const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'demo'];
+
+describe('conclave help and version', () => {
+  test('--version prints the package version', async () => {
+    const r = await runConclave(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test('--help lists every command and the exit codes', async () => {
+    const r = await runConclave(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of COMMANDS) expect(r.stdout).toContain(c);
+    expect(r.stdout).toMatch(/Exit codes/);
+  });
+
+  test.each(COMMANDS)('%s --help shows its usage and exits 0', async (command) => {
+    const r = await runConclave([command, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Usage: conclave ${command}`);
+    expect(r.stderr).toBe('');
+  });
+
+  test('no command at all: the help on stderr, exit 2', async () => {
+    const r = await runConclave([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Usage: conclave');
+  });
+});
+
+describe('conclave usage errors: one line on stderr, exit 2', () => {
+  const election = uniqueElection('usage');
+  const cases: Array<[string, string[], RegExp]> = [
+    ['an unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+    ['an unknown flag', ['campaign', '--backend', REDIS_URL, '--election', election, '--bogus'], /unknown option --bogus/],
+    ['a flag of another command', ['status', '--backend', REDIS_URL, '--election', election, '--leader', 'x'], /unknown option --leader/],
+    ['a missing --backend', ['status', '--election', election], /needs --backend/],
+    ['a missing --election', ['campaign', '--backend', REDIS_URL], /needs --election/],
+    ['a flag without its value', ['status', '--election', election, '--backend'], /--backend needs a value/],
+    ['force without --leader', ['force', '--backend', REDIS_URL, '--election', election], /needs --leader/],
+    ['run without a command', ['run', '--backend', REDIS_URL, '--election', election], /needs a command/],
+    ['run with the command not after --', ['run', '--backend', REDIS_URL, '--election', election, 'sleep', '1'], /unexpected argument "sleep"/],
+    ['a stray argument', ['clear', '--backend', REDIS_URL, '--election', election, 'now'], /unexpected argument "now"/],
+    ['a non-numeric --lease-ms', ['campaign', '--backend', REDIS_URL, '--election', election, '--lease-ms', '1.5s'], /--lease-ms must be a positive whole number/],
+    ['a bad --log-level', ['status', '--backend', REDIS_URL, '--election', election, '--log-level', 'loud'], /--log-level must be one of/],
+    ['an unknown URL scheme', ['status', '--backend', 'postgres://localhost/db', '--election', election], /unknown backend URL/],
+    ['a URL that is no URL', ['status', '--backend', 'localhost:6379', '--election', election], /unknown backend URL/],
+    ['settings on memory:', ['status', '--backend', 'memory://x', '--election', election], /memory backend takes no settings/],
+    ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown ZooKeeper URL parameter/],
+    ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
+    ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
+    ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /safetyMarginMs|leaseMs/],
+    ['a grace period longer than the lease allows', ['run', '--backend', 'memory:', '--election', election, '--lease-ms', '1500', '--grace-ms', '5000', '--', 'true'], /--grace-ms 5000 is too long/],
+  ];
+
+  test.each(cases)('%s', async (_what, args, message) => {
+    const r = await runConclave(args);
+    expect(r.code).toBe(2);
+    expect(expectOneErrorLine(r)).toMatch(message);
+  });
+});
+
+describe('conclave backend errors: one line on stderr, exit 1', () => {
+  test('status against a server that is not there', async () => {
+    const r = await runConclave(['status', '--backend', 'redis://127.0.0.1:1', '--election', uniqueElection()]);
+    expect(r.code).toBe(1);
+    expect(expectOneErrorLine(r)).toMatch(/ECONNREFUSED|connect|unavailable/i);
+  });
+
+  test('campaign against a server that is not there fails at start-up instead of retrying forever', async () => {
+    const r = await runConclave(['campaign', '--backend', 'redis://127.0.0.1:1', '--election', uniqueElection()]);
+    expect(r.code).toBe(1);
+    expectOneErrorLine(r);
+  });
+
+  test('run against a server that is not there never starts the command', async () => {
+    const r = await runConclave(['run', '--backend', 'mysql://root@127.0.0.1:1/test', '--election', uniqueElection(), '--', 'sh', '-c', 'echo started']);
+    expect(r.code).toBe(1);
+    expectOneErrorLine(r);
+  });
+});
+
+describe('conclave on the in-memory backend', () => {
+  test('demo runs with no server and exits by itself with 0', async () => {
+    const r = await runConclave(['demo'], 30_000);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/graceful hand-over: [\d.]+ ms/);
+    expect(r.stdout).toMatch(/crash take-over: +[\d.]+ ms/);
+  });
+
+  test('status --json on memory: reports no leader and the (empty) candidate list', async () => {
+    const election = uniqueElection();
+    const r = await runConclave(['status', '--backend', 'memory:', '--election', election, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ election, leaderId: null, token: null, candidates: [] });
+  });
+
+  test('run: a command that is not found exits 127 with one line', async () => {
+    const r = await runConclave(['run', '--backend', 'memory:', '--election', uniqueElection(), '--', 'no-such-command-conclave-test']);
+    expect(r.code).toBe(127);
+    expect(expectOneErrorLine(r)).toMatch(/command not found/);
+  });
+
+  test('run: when the command exits by itself, conclave exits with its code', async () => {
+    const r = await runConclave(['run', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'echo "token=$CONCLAVE_TOKEN"; exit 7']);
+    expect(r.code).toBe(7);
+    expect(r.stdout).toMatch(/^token=\d+$/m);
+  });
+
+  test('run: a command killed by a signal gives 128 + the signal number', async () => {
+    const r = await runConclave(['run', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'kill -9 $$']);
+    expect(r.code).toBe(137);
+  });
+});
