@@ -93,7 +93,7 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
       positionals: string[];
     });
   } catch (err) {
-    throw new UsageError(describeParseError(err, command, own), command);
+    throw new UsageError(describeParseError(err, command), command);
   }
 
   const parsed: ParsedCommand = {
@@ -156,7 +156,7 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
   return parsed;
 }
 
-function describeParseError(err: unknown, command: CommandName, args: string[]): string {
+function describeParseError(err: unknown, command: CommandName): string {
   const code = (err as { code?: string }).code;
   const message = err instanceof Error ? err.message : String(err);
   const quoted = /'(-[^']*)'/.exec(message)?.[1];
@@ -169,7 +169,6 @@ function describeParseError(err: unknown, command: CommandName, args: string[]):
     if (spec?.type === 'boolean') return `option ${name} takes no value`;
     return `option ${name} needs a value`;
   }
-  void args;
   return message.split('\n')[0];
 }
 
