@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay, waitFor } from '@conclave/test-harness';
+import { RedisServer } from '../../../test-harness/src/servers/redis-server';
 import {
   assertBuilt,
   isAlive,
@@ -180,5 +181,27 @@ describe('conclave run', () => {
     const watcher = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'next', ...LEASE]);
     expect(await run.waitForExit()).toEqual({ code: 3, signal: null });
     await watcher.waitForEvent({ event: 'elected' });
+  });
+
+  test('backend hung: CMD is stopped by the lease deadline, conclave keeps campaigning and restarts CMD when it is back', async () => {
+    const server = await RedisServer.start();
+    try {
+      const election = uniqueElection('run-hung');
+      const file = join(dir, `${election}.log`);
+      const run = await startRun(server.url, election, file);
+      const first = readLog(file).starts[0];
+
+      await server.pause(); // SIGSTOP: connections stay open, nothing answers
+      await waitFor(() => !isAlive(first.pid), 'CMD to be stopped while the backend hangs', 15_000);
+      expect(run.exit).toBeNull(); // conclave rides the outage out
+
+      await server.resume();
+      await waitFor(() => readLog(file).starts.length >= 2, 'CMD to start again once the backend answers', 30_000);
+      expect(readLog(file).starts[1].token).toBeGreaterThan(first.token);
+      run.signal('SIGTERM');
+      expect(await run.waitForExit()).toEqual({ code: 0, signal: null });
+    } finally {
+      await server.stop();
+    }
   });
 });
