@@ -173,7 +173,21 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   if (problems.length > 0 && options.dumpPath !== null) {
     dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${options.backend}-${options.seed}.json`);
     try {
-      writeFileSync(dumpedTo, JSON.stringify({ options: { ...options, signal: undefined, log: undefined }, problems, faults, heals, report, recovery, history, writes }, null, 1));
+      writeFileSync(dumpedTo, JSON.stringify(
+          {
+            options: { ...options, signal: undefined, log: undefined },
+            problems,
+            faults,
+            heals,
+            report,
+            recovery,
+            history,
+            writes,
+            reports: Object.fromEntries(cluster.processes.map((p) => [p.id, p.reports.filter((r) => r.type !== 'work' && r.type !== 'write')])),
+          },
+          null,
+          1,
+        ));
     } catch {
       dumpedTo = null;
     }

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { checkSplitBrain, summarize } from '../history/split-brain-checker';
+import { seedFromEnv } from '../faults/prng';
+import { FaultCluster } from './fault-cluster';
+import type { FaultBackendKind } from './fault-environment';
+import { runFaultSoak, summarizeRun } from './fault-run';
+import { frozenLeaderScenario, silentPartitionScenario } from './fault-scenarios';
+
+export interface FaultSuiteOptions {
+  /** Seed of the randomized run unless `FAULT_SEED` is set. */
+  seed: number;
+  /** Length of the randomized run, ms, unless `FAULT_RUN_MS` is set. Default 40 000. */
+  runMs?: number;
+}
+
+/**
+ * The fault tests of one backend, for `test-harness/test/faults-<backend>.test.ts`: the two
+ * directed BENCH scenarios (frozen leader, silent partition) on one private server, and a short
+ * seeded randomized run (`FAULT_SEED=<n>` replays a seed, `FAULT_RUN_MS` changes its length).
+ * Every process and server started is stopped in afterAll/finally, even on failure.
+ */
+export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuiteOptions): void {
+  const seed = seedFromEnv('FAULT_SEED', options.seed);
+  const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 40_000);
+
+  describe(`${backend} under faults`, () => {
+    let cluster: FaultCluster | null = null;
+    beforeAll(async () => {
+      cluster = await FaultCluster.start({ backend, label: `${backend}-directed` });
+    }, 90_000);
+    afterAll(async () => {
+      await cluster?.close();
+    }, 60_000);
+
+    test('frozen leader: replaced while asleep, no work and no accepted write with its token after waking', async () => {
+      const c = cluster!;
+      const o = await frozenLeaderScenario(c);
+      expect(o.successor).not.toBeNull();
+      expect(o.victimWorkAfterSuccessor).toBe(0);
+      expect(o.victimWritesAfter.accepted).toBe(0);
+      const report = checkSplitBrain(c.history(), { writes: c.writes() });
+      const detail = summarize(report);
+      expect({ detail, overlaps: report.overlaps, staleWork: report.staleWork, regressions: report.tokenRegressions }).toEqual({
+        detail,
+        overlaps: [],
+        staleWork: [],
+        regressions: [],
+      });
+      expect(report.guard!.staleWrites).toEqual([]);
+    }, 60_000);
+
+    test('silent partition: the leader steps down before another is elected', async () => {
+      const c = cluster!;
+      const o = await silentPartitionScenario(c);
+      expect(o.successor).not.toBeNull();
+      expect(o.victimRevokedAtMs).not.toBeNull();
+      expect(o.victimRevokedAtMs!).toBeLessThan(o.successorElectedAtMs!);
+      expect(o.victimWorkAfterSuccessor).toBe(0);
+      const report = checkSplitBrain(c.history(), { writes: c.writes() });
+      expect(report.overlaps).toEqual([]);
+      expect(report.staleWork).toEqual([]);
+      expect(report.guard!.staleWrites).toEqual([]);
+    }, 60_000);
+
+    test(`seeded random faults for ${Math.round(runMs / 1000)} s (seed ${seed}; replay with FAULT_SEED=${seed})`, async () => {
+      const result = await runFaultSoak({ backend, durationMs: runMs, seed });
+      const line = summarizeRun(result);
+      if (!result.ok) {
+        throw new Error(`${line}\nreplay: FAULT_SEED=${seed} npx jest test-harness/test/faults-${backend}.test.ts`);
+      }
+      expect(result.faults.length).toBeGreaterThan(5);
+      expect(result.report.overlaps).toEqual([]);
+      expect(result.report.guard!.staleWrites).toEqual([]);
+    }, runMs + 75_000);
+  });
+}

@@ -1,0 +1,5 @@
+import { describeFaultSuite } from '@conclave/test-harness';
+
+// Frozen leader, silent partition and a seeded randomized fault run on a private zookeeper server
+// (FAULT_SEED=<n> replays a seed, FAULT_RUN_MS sets the run's length).
+describeFaultSuite('zookeeper', { seed: 1009 });
