@@ -4,6 +4,13 @@ import { runCli } from './cli';
 /** How long a finished command may take to let go of its last handles before we exit anyway, ms. */
 const EXIT_GRACE_MS = 3000;
 
+// The reader of our stdout went away (`conclave campaign --json | head -1`): shut down as on
+// SIGTERM — step down and release — instead of dying on an unhandled EPIPE.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.kill(process.pid, 'SIGTERM');
+  else throw err;
+});
+
 runCli(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
