@@ -5,8 +5,10 @@ export interface ShutdownHookOptions {
   signals?: NodeJS.Signals[];
   /** Exit the process once every Elector has stopped. Default true; the exit code is 0. */
   exit?: boolean;
-  /** Longest wait for the Electors to stop before exiting anyway, ms. Default 10 000. */
+  /** Longest wait for the Electors to stop before exiting anyway (with `exit`), ms. Default 10 000. */
   timeoutMs?: number;
+  /** Called once every Elector has stopped (before exiting, with `exit`). */
+  onStopped?: () => void;
 }
 
 /**
@@ -23,10 +25,12 @@ export function installShutdownHook(electors: Elector | Elector[], options: Shut
   const onSignal = () => {
     if (shuttingDown) return;
     shuttingDown = true;
-    const timer = setTimeout(() => process.exit(0), timeoutMs);
-    timer.unref();
+    const timer = exit ? setTimeout(() => process.exit(0), timeoutMs) : null;
+    timer?.unref();
+    // Elector.stop() never rejects.
     void Promise.all(list.map((e) => e.stop())).then(() => {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
+      options.onStopped?.();
       if (exit) process.exit(0);
     });
   };
