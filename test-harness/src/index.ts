@@ -40,7 +40,7 @@ export { startFaultEnvironment, FAULT_BACKENDS, RECOVERY_SLACK_MS, zookeeperSess
 export type { FaultBackendKind, FaultEnvironment } from './soak/fault-environment';
 export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS } from './soak/fault-run';
 export type { FaultKind, FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
-export { frozenLeaderScenario, silentPartitionScenario } from './soak/fault-scenarios';
+export { frozenLeaderScenario, serverRestartScenario, silentPartitionScenario } from './soak/fault-scenarios';
 export type { ScenarioOutcome } from './soak/fault-scenarios';
 export { describeFaultSuite } from './soak/fault-test-suite';
 export type { FaultSuiteOptions } from './soak/fault-test-suite';

@@ -96,3 +96,26 @@ export async function silentPartitionScenario(cluster: FaultCluster, takeoverTim
   await delay(500);
   return outcome(cluster, victim, faultAtMs, successor);
 }
+
+/**
+ * Server crash and restart, `rounds` times: SIGKILL of the private server, down `downMs`, started
+ * again on the same port and data. Returns, per round, how long after the server served again a
+ * candidate led (null: none within `waitMs`).
+ */
+export async function serverRestartScenario(
+  cluster: FaultCluster,
+  rounds: number,
+  downMs = 1800,
+  waitMs = 25_000,
+): Promise<Array<number | null>> {
+  if ((await cluster.waitForLeader(30_000)) === null) throw new Error('no leader before the restarts');
+  const waits: Array<number | null> = [];
+  for (let i = 0; i < rounds; i++) {
+    await cluster.env.killServer();
+    await delay(downMs);
+    await cluster.env.restartServer();
+    waits.push(await cluster.waitForLeader(waitMs));
+    await delay(300);
+  }
+  return waits;
+}
