@@ -2,4 +2,4 @@ import { describeFaultSuite } from '@conclave/test-harness';
 
 // Frozen leader, silent partition and a seeded randomized fault run on a private mysql server
 // (FAULT_SEED=<n> replays a seed, FAULT_RUN_MS sets the run's length).
-describeFaultSuite('mysql', { seed: 1005 });
+describeFaultSuite('mysql', { seed: 1105 });
