@@ -82,6 +82,12 @@ export class HangableBackend implements ElectionBackend {
       });
   }
 
+  get isWatching(): ElectionBackend['isWatching'] {
+    const inner = this.inner;
+    if (!inner.isWatching) return undefined;
+    return (election, candidateId) => !this.hanging && inner.isWatching!(election, candidateId);
+  }
+
   close(): Promise<void> {
     this.unhang();
     return this.inner.close();

@@ -96,6 +96,14 @@ export interface ElectionBackend {
   watch?(election: string, candidateId: string, onChange: () => void): () => void;
 
   /**
+   * Whether the subscription made by `watch` for this candidate delivers changes right now (its
+   * connection is up, it has a slot). While it does not, the core polls at `retryMs`; while it
+   * does, a follower looks again only when the current lease can end. Optional: absent means
+   * "whenever watched". Synchronous and I/O-free.
+   */
+  isWatching?(election: string, candidateId: string): boolean;
+
+  /**
    * Closes what the backend opened itself (pools, clients, sessions created from a URL/settings).
    * A client the user passed in is never closed. Idempotent. Outstanding leases are not released
    * here: the Elector releases its own on `stop()`.
@@ -110,9 +118,12 @@ export interface BackendCapabilities {
   /**
    * How changes reach followers:
    * - `'none'`: no `watch()`; the core polls at `retryMs` (or sooner, see `leaseRemainingMs`).
-   * - `'best-effort'`: `watch()` wakes followers at once, but a hint can be lost; the core still
-   *   polls, at `retryMs` or when the current lease ends, whichever comes first.
-   * - `'reliable'`: `watch()` never misses a change (ZooKeeper watches); the core does not poll.
+   * - `'best-effort'`: `watch()` wakes followers at once, but a hint can be lost (a dropped
+   *   connection). While `isWatching()` holds, the core looks again when the current lease can
+   *   end (`leaseRemainingMs`), so a lost hint costs at most that lease; otherwise it polls at
+   *   `retryMs`.
+   * - `'reliable'`: `watch()` never misses a change (ZooKeeper watches); the core does not poll
+   *   beyond `leaseRemainingMs` when given.
    */
   push: 'none' | 'best-effort' | 'reliable';
   /** `raiseTokenFloor()` is implemented. Absent means false. */

@@ -5,7 +5,8 @@ import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
 import { electorMetrics, type ElectorMetrics } from './metrics';
-import { alignedDelay, withTimeout } from './timing';
+import { GridTimers, gridTimers } from './grid-timers';
+import { withTimeout } from './timing';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
 
@@ -103,7 +104,8 @@ export class Elector {
   private epoch = 0;
   private busy: Promise<void> | null = null;
   private wakeRequested = false;
-  private stepTimer: NodeJS.Timeout | null = null;
+  /** Cancels the next scheduled step (a plain timer or a grid slot). */
+  private cancelStep: (() => void) | null = null;
   private deadlineTimer: NodeJS.Timeout | null = null;
   private holdOffUntil = 0;
   private failures = 0;
@@ -280,15 +282,26 @@ export class Elector {
 
   private schedule(delayMs: number): void {
     this.clearStepTimer();
-    this.stepTimer = setTimeout(() => {
-      this.stepTimer = null;
+    const timer = setTimeout(() => {
+      this.cancelStep = null;
       this.step();
     }, Math.max(0, delayMs));
+    this.cancelStep = () => clearTimeout(timer);
+  }
+
+  /** Schedules the next step on a shared grid slot (see GridTimers): batched with other Electors. */
+  private scheduleAtSlot(slotMs: number): void {
+    this.clearStepTimer();
+    const cancel = gridTimers.at(slotMs, () => {
+      this.cancelStep = null;
+      this.step();
+    });
+    this.cancelStep = cancel;
   }
 
   private clearStepTimer(): void {
-    if (this.stepTimer) clearTimeout(this.stepTimer);
-    this.stepTimer = null;
+    this.cancelStep?.();
+    this.cancelStep = null;
   }
 
   private onChangeHint(): void {
@@ -408,7 +421,7 @@ export class Elector {
       if (result.held) {
         const deadline = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs;
         if (deadline > term.deadline) this.setDeadline(term, deadline);
-        this.schedule(this.renewDelay());
+        this.scheduleRenewal();
       } else {
         this.revoke('lease-lost', result.leaderId);
       }
@@ -425,14 +438,20 @@ export class Elector {
     // Try again when the current lease can end (the server told us when), and no later than
     // retryMs unless the backend's push never misses a change.
     const hint = leaseRemainingMs === undefined ? undefined : Math.max(0, leaseRemainingMs) + 1;
-    const reliablePush = this.backend.capabilities.push === 'reliable' && this.unwatch !== null;
-    let delay = reliablePush ? hint : Math.min(hint ?? Infinity, this.options.retryMs);
+    let delay: number | undefined;
+    if (this.pushActive()) {
+      // A change is pushed to us, so only the end of the current lease (a crash) needs a look;
+      // with best-effort push and no hint, poll at retryMs as a fallback.
+      delay = hint ?? (this.backend.capabilities.push === 'reliable' ? undefined : this.options.retryMs);
+    } else {
+      delay = Math.min(hint ?? Infinity, this.options.retryMs);
+    }
     const holdOff = this.holdOffUntil - performance.now();
     if (holdOff > 0) delay = Math.max(delay ?? holdOff, holdOff);
     if (delay === undefined) return; // reliable push: the next watch event wakes us
     // Round up to a shared grid so that many Electors on one backend poll in the same turn and
     // their calls can be batched.
-    this.schedule(alignedDelay(delay, POLL_GRID_MS));
+    this.scheduleAtSlot(GridTimers.nextSlot(delay, POLL_GRID_MS));
   }
 
   // ---- transitions ----------------------------------------------------------------------
@@ -447,7 +466,7 @@ export class Elector {
     this.publish({ role: 'leader', leaderId: this.candidateId, token });
     this.log.info({ ...this.context(), token }, 'elected');
     this.electedSubject.next({ token, reason: 'acquired' });
-    this.schedule(this.renewDelay());
+    this.scheduleRenewal();
     for (const task of this.tasks) {
       if (this.term === term) this.runTask(task, term);
     }
@@ -602,16 +621,28 @@ export class Elector {
    * Renewals fall on a grid of renewMs shared by every Elector with the same renewMs, so a
    * backend can renew all the leases of a process in one batch. The delay is at most renewMs.
    */
-  private renewDelay(): number {
-    const aligned = alignedDelay(1, this.options.renewMs);
+  private scheduleRenewal(): void {
+    const slot = GridTimers.nextSlot(1, this.options.renewMs);
     // A backend may grant less than leaseMs (a short ZooKeeper session): renew by half-way
     // through what is left, whatever renewMs says.
     const left = this.term ? this.term.deadline - performance.now() : Infinity;
-    return Math.min(aligned, Math.max(MIN_RETRY_MS, left / 2));
+    if (slot - performance.now() <= left / 2) this.scheduleAtSlot(slot);
+    else this.schedule(Math.max(MIN_RETRY_MS, left / 2));
   }
 
   private unavailable(message: string): ConclaveError {
     return new ConclaveError('BACKEND_UNAVAILABLE', message, { election: this.election, backend: this.backend.kind });
+  }
+
+  /** Whether changes of this election reach us by push right now (see ElectionBackend.isWatching). */
+  private pushActive(): boolean {
+    if (this.unwatch === null) return false;
+    if (!this.backend.isWatching) return true;
+    try {
+      return this.backend.isWatching(this.election, this.candidateId);
+    } catch {
+      return false;
+    }
   }
 
   /** Read through a method so TypeScript does not narrow it across awaits. */

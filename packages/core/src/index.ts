@@ -31,6 +31,7 @@ export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
 export { TickBatcher } from './tick-batcher';
 export { withTimeout, alignedDelay, sleep } from './timing';
+export { GridTimers, gridTimers } from './grid-timers';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export {

@@ -160,6 +160,12 @@ export class MigratingBackend implements ElectionBackend {
     };
   }
 
+  get isWatching(): ElectionBackend['isWatching'] {
+    const sides = this.phase === 'dual' ? [this.from, this.to] : [this.single()];
+    if (!sides.some((b) => b.isWatching)) return undefined;
+    return (election, candidateId) => sides.every((b) => !b.isWatching || b.isWatching(election, candidateId));
+  }
+
   get raiseTokenFloor(): ElectionBackend['raiseTokenFloor'] {
     if (this.phase === 'dual') return undefined;
     const side = this.single();
