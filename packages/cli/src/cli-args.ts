@@ -179,7 +179,8 @@ const URLS = `Backend URLs (--backend):
   mysql://user:pass@host:3306/db[?table=T]      MySQL / MariaDB lease row (also mariadb://)
   redis://[user:pass@]host:6379[/db]            one Redis master (rediss:// for TLS)
   redis://h1:6379,h2:6379,h3:6379               Redlock quorum over independent masters
-  zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N]`;
+  zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N]
+  migrate:<from-only|dual|to-only>?from=<url>&to=<url>   an election moving between backends`;
 
 const COMMON = `  --backend URL        where the election is held (see below)          [required]
   --election NAME      the election's name: letters, digits, . _ : -    [required]
