@@ -18,4 +18,5 @@ module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
   verbose: true,
+  reporters: ['default', '<rootDir>/test-harness/jest/summary-reporter.js'],
 };
