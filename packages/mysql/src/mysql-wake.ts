@@ -10,12 +10,17 @@ const MAX_RETRY_MS = 2_000;
 
 interface Waiter {
   election: string;
+  candidateId: string;
   onChange: () => void;
   active: boolean;
   running: boolean;
   /** A GET_LOCK is in flight on `connection`. */
   waiting: boolean;
   connection: MysqlDedicatedConnection | null;
+  /** Holds one of the maxWatchConnections slots (its connection is open or being opened). */
+  slot: boolean;
+  /** The current term's lock was found unused more than twice: no wake-up will come from it. */
+  lockMissing: boolean;
   /** Term whose release this waiter already reported; it never waits on that lock again. */
   doneTerm: number | null;
   /** Term for which a "no leader lock" answer was already reported as a possible change. */
@@ -57,6 +62,10 @@ interface Waiter {
  */
 export class MysqlWakeChannel {
   private readonly waiters = new Set<Waiter>();
+  /** election → its waiters (one per watching candidate of this backend). */
+  private readonly byElection = new Map<string, Set<Waiter>>();
+  /** Waiters that found every slot taken; the next free slot goes to one of them. */
+  private readonly parked = new Set<Waiter>();
   /** election → the current term as this backend last saw it (null: nobody leads). */
   private readonly terms = new Map<string, number | null>();
   /** election → the term this backend leads and wants a lock for. */
@@ -97,20 +106,39 @@ export class MysqlWakeChannel {
     if (term !== undefined) this.terms.set(election, term);
     let released: Promise<void> = Promise.resolve();
     if (this.leading.delete(election) || this.held.has(election)) released = this.sync();
-    for (const w of this.waiters) if (w.election === election) this.kick(w);
+    const waiters = this.byElection.get(election);
+    if (waiters) for (const w of waiters) this.kick(w);
     return released;
   }
 
   // ---- followers --------------------------------------------------------------------------
 
-  watch(election: string, onChange: () => void): () => void {
+  /**
+   * Whether the waiter of `candidateId` for `election` can deliver a wake-up now: it is live, holds
+   * a slot (its connection is open or being opened, not parked beyond maxWatchConnections) and the
+   * lock it waits on is one a leader holds. Synchronous, no I/O (ElectionBackend.isWatching).
+   */
+  isWatching(election: string, candidateId: string): boolean {
+    if (this.closed) return false;
+    const waiters = this.byElection.get(election);
+    if (!waiters) return false;
+    for (const w of waiters) {
+      if (w.candidateId === candidateId && w.active && w.slot && !w.lockMissing) return true;
+    }
+    return false;
+  }
+
+  watch(election: string, candidateId: string, onChange: () => void): () => void {
     const waiter: Waiter = {
       election,
+      candidateId,
       onChange,
       active: true,
       running: false,
       waiting: false,
       connection: null,
+      slot: false,
+      lockMissing: false,
       doneTerm: null,
       hintedTerm: null,
       misses: 0,
@@ -119,16 +147,22 @@ export class MysqlWakeChannel {
       nudge: null,
     };
     this.waiters.add(waiter);
+    let forElection = this.byElection.get(election);
+    if (!forElection) this.byElection.set(election, (forElection = new Set()));
+    forElection.add(waiter);
     this.kick(waiter);
     return () => {
       if (!waiter.active) return;
       waiter.active = false;
       this.waiters.delete(waiter);
+      this.parked.delete(waiter);
+      forElection.delete(waiter);
+      if (forElection.size === 0 && this.byElection.get(election) === forElection) this.byElection.delete(election);
       waiter.abort.abort();
       waiter.nudge?.();
       void this.dropConnection(waiter);
       // A slot is free: a parked waiter may take it.
-      for (const w of this.waiters) if (!w.connection) this.kick(w);
+      this.unpark();
     };
   }
 
@@ -143,12 +177,23 @@ export class MysqlWakeChannel {
       w.abort.abort();
     }
     this.waiters.clear();
+    this.byElection.clear();
+    this.parked.clear();
     await Promise.all([...drops, ...this.kills]);
     await this.syncing?.catch(() => undefined);
     // Ending the session frees every lock it holds, which wakes the followers of our elections.
     this.holder?.destroy();
     this.holder = null;
     this.held.clear();
+  }
+
+  /** A slot is free: hand it to parked waiters, one after another until one takes it. */
+  private unpark(): void {
+    for (const w of [...this.parked]) {
+      if (this.connections >= this.maxConnections) return;
+      this.parked.delete(w);
+      this.kick(w); // runs synchronously up to taking the slot, or parks again
+    }
   }
 
   private kick(w: Waiter): void {
@@ -169,12 +214,19 @@ export class MysqlWakeChannel {
         // the end of this term.
         if (term === undefined || term === null || this.leading.has(w.election) || term === w.doneTerm) return;
         if (!w.connection) {
-          if (this.connections >= this.maxConnections) return; // parked until a slot frees up
+          if (this.connections >= this.maxConnections) {
+            this.parked.add(w); // until a slot frees up (unpark)
+            return;
+          }
+          this.parked.delete(w);
           this.connections++;
+          w.slot = true;
           try {
             w.connection = await this.executor.dedicated(w.election);
           } catch {
             this.connections--;
+            w.slot = false;
+            this.lostSlot(w);
             await this.sleep(w, this.backoff(w));
             continue;
           }
@@ -186,6 +238,7 @@ export class MysqlWakeChannel {
         if (w.missTerm !== term) {
           w.missTerm = term;
           w.misses = 0;
+          w.lockMissing = false;
         }
         const name = lockName(this.digest(w.election), term);
         let got: number | null;
@@ -206,6 +259,7 @@ export class MysqlWakeChannel {
           w.waiting = false;
           void this.dropConnection(w);
           if (!w.active) return;
+          this.lostSlot(w);
           await this.sleep(w, this.backoff(w));
           continue;
         }
@@ -215,6 +269,7 @@ export class MysqlWakeChannel {
           // once so the next follower wakes too, then wake our Elector.
           w.doneTerm = term;
           w.misses = 0;
+          w.lockMissing = false;
           this.executor
             .query(w.connection, bind('SELECT RELEASE_LOCK(?)', [name]), w.election, this.queryTimeoutMs, w.abort.signal)
             .catch(() => void this.dropConnection(w));
@@ -224,6 +279,7 @@ export class MysqlWakeChannel {
           // is gone, or it runs without wake-up. Look again soon; after two misses, report a
           // possible change once (the core then campaigns and learns the truth).
           w.misses++;
+          if (w.misses > 2) w.lockMissing = true; // isWatching: false, the core polls again
           if (w.misses > 2 && w.hintedTerm !== term) {
             w.hintedTerm = term;
             this.fire(w);
@@ -231,10 +287,21 @@ export class MysqlWakeChannel {
           await this.sleep(w, Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(w.misses - 1, 10)));
         }
         // got === 0: GET_LOCK timed out, nothing changed; wait again.
+        if (got === 0) w.lockMissing = false;
       }
     } finally {
       w.running = false;
     }
+  }
+
+  /**
+   * The waiter's connection failed: it delivers nothing until it has a new one, so isWatching
+   * turns false. Wake the Elector once so the core schedules its next look by polling (retryMs)
+   * instead of waiting for the lease end on a push that cannot come.
+   */
+  private lostSlot(w: Waiter): void {
+    if (!w.active) return;
+    this.fire(w);
   }
 
   private fire(w: Waiter): void {
@@ -269,7 +336,9 @@ export class MysqlWakeChannel {
     const connection = w.connection;
     if (!connection) return Promise.resolve();
     w.connection = null;
+    w.slot = false;
     this.connections--;
+    if (w.active) queueMicrotask(() => this.unpark());
     connection.destroy();
     const id = connection.threadId;
     if (!w.waiting || typeof id !== 'number' || !Number.isSafeInteger(id)) return Promise.resolve();

@@ -423,4 +423,26 @@ describe('wake-up and hand-over', () => {
     await eventually(() => woken.size >= 2, 'the watched elections to wake');
     unwatch.forEach((u) => u());
   });
+
+  test('isWatching is true only for elections whose waiter holds a slot; a freed slot goes to a parked one', async () => {
+    const a = backend({ maxWatchConnections: 2 });
+    const b = backend({ maxWatchConnections: 2 });
+    const names = Array.from({ length: 4 }, () => uniqueElection('isw'));
+    for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
+    // The leader's locks are taken in the background after its campaign: let them be held.
+    await sleep(200);
+    const unwatch = names.map((election) => b.watch(election, 'B', () => undefined));
+    for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
+    const watching = () => names.filter((election) => b.isWatching(election, 'B'));
+    await eventually(() => watching().length === 2, 'two elections watched (the slots)');
+    expect(b.isWatching(names[0]!, 'someone-else')).toBe(false);
+    const before = watching();
+    // Freeing one slot hands it to a parked election.
+    unwatch[names.indexOf(before[0]!)]!();
+    await eventually(() => watching().length === 2 && !watching().includes(before[0]!), 'a parked election takes the slot');
+    unwatch.forEach((u) => u());
+    expect(watching()).toHaveLength(0);
+    await b.close();
+    expect(b.isWatching(names[1]!, 'B')).toBe(false);
+  });
 });
