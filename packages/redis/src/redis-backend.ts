@@ -128,6 +128,22 @@ export class RedisBackend implements ElectionBackend {
     };
   }
 
+  /**
+   * Whether a change of `election` reaches this backend's watchers now: the subscriber connection
+   * is ready and the election's SUBSCRIBE is confirmed — on the master (single mode), or on a
+   * majority of the masters (quorum: a release or a new term is written, and published, on at
+   * least a majority). The core then looks again only when the lease can end instead of polling
+   * at retryMs. Synchronous, no I/O. (`candidateId` does not matter: one subscription per
+   * election serves every candidate of this backend.)
+   */
+  isWatching(election: string, _candidateId: string): boolean {
+    if (this.closed) return false;
+    const { channel } = electionKeys(this.options.keyPrefix, election);
+    let confirmed = 0;
+    for (const node of this.nodes) if (node.isSubscribed(channel)) confirmed++;
+    return confirmed >= Math.floor(this.nodes.length / 2) + 1;
+  }
+
   /** Closes the clients conclave created and every subscriber connection; never a client you passed. */
   async close(): Promise<void> {
     if (this.closed) return;

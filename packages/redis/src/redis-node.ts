@@ -30,8 +30,16 @@ export class RedisNode {
   private subscriber: Redis | null = null;
   private subscriberReadyOnce = false;
   private readonly listeners = new Map<string, Set<() => void>>();
-  /** channel → settles once its SUBSCRIBE was confirmed (or failed). */
+  /** channel → settles once its SUBSCRIBE was confirmed (or failed); removed once settled. */
   private readonly subscriptions = new Map<string, Promise<void>>();
+  /** Channels whose SUBSCRIBE the server confirmed on the subscriber's current connection. */
+  private readonly confirmed = new Set<string>();
+  /** +1 whenever the subscriber's connection closes: confirmations of an older one do not count. */
+  private subscriberEpoch = 0;
+  /** One promise per connection state, shared by every waiter (no listener per call). */
+  private subscriberClosed: Signal | null = null;
+  private clientSettled: { promise: Promise<boolean>; resolve: (ready: boolean) => void } | null = null;
+  private clientListening = false;
   private closed = false;
   private lastError: unknown = null;
 
@@ -79,15 +87,19 @@ export class RedisNode {
       set = new Set();
       this.listeners.set(channel, set);
       // A failed SUBSCRIBE is retried by autoResubscribe on reconnect; the core's poll covers us meanwhile.
-      this.subscriptions.set(
-        channel,
-        sub.subscribe(channel).then(
-          () => undefined,
-          (err: unknown) => {
-            this.lastError = err;
-          },
-        ),
+      const epoch = this.subscriberEpoch;
+      const pending: Promise<void> = sub.subscribe(channel).then(
+        () => {
+          if (epoch === this.subscriberEpoch && this.listeners.has(channel)) this.confirmed.add(channel);
+        },
+        (err: unknown) => {
+          this.lastError = err;
+        },
       );
+      this.subscriptions.set(channel, pending);
+      void pending.then(() => {
+        if (this.subscriptions.get(channel) === pending) this.subscriptions.delete(channel);
+      });
     }
     set.add(listener);
     return () => {
@@ -95,6 +107,7 @@ export class RedisNode {
       if (!current || !current.delete(listener) || current.size > 0) return;
       this.listeners.delete(channel);
       this.subscriptions.delete(channel);
+      this.confirmed.delete(channel);
       if (this.subscriber && !this.closed) {
         this.subscriber.unsubscribe(channel).catch((err: unknown) => {
           this.lastError = err;
@@ -114,16 +127,18 @@ export class RedisNode {
     // A master we cannot reach will not confirm soon: do not wait for it (its messages are lost
     // anyway until the subscriber is back, which then wakes every watcher).
     if (sub.status !== 'ready' && sub.status !== 'connecting' && sub.status !== 'connect') return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        sub.off('close', done);
-        sub.off('end', done);
-        resolve();
-      };
-      sub.once('close', done);
-      sub.once('end', done);
-      void pending.then(done);
-    });
+    // One shared "connection closed" promise for every waiter: a listener per call would pile up
+    // (MaxListenersExceededWarning with many elections).
+    this.subscriberClosed ??= signal();
+    return Promise.race([pending, this.subscriberClosed.promise]);
+  }
+
+  /**
+   * Whether messages on `channel` reach us now: the subscriber connection is ready and the server
+   * confirmed the channel's SUBSCRIBE on this connection. Synchronous.
+   */
+  isSubscribed(channel: string): boolean {
+    return !this.closed && this.subscriber?.status === 'ready' && this.confirmed.has(channel);
   }
 
   /** For tests and diagnostics: the subscriber connection, if one was made. */
@@ -136,6 +151,11 @@ export class RedisNode {
     this.closed = true;
     this.listeners.clear();
     this.subscriptions.clear();
+    this.confirmed.clear();
+    this.subscriberClosed?.resolve();
+    this.subscriberClosed = null;
+    this.clientSettled?.resolve(false);
+    this.clientSettled = null;
     // disconnect(), not quit(): quit waits for a server that may be gone. The subscriber is
     // always ours, even when the client was passed in (it is a duplicate).
     this.subscriber?.disconnect();
@@ -156,8 +176,37 @@ export class RedisNode {
       this.lastError = err;
     });
     sub.on('message', (channel: string) => this.dispatch(channel));
+    const lost = () => {
+      this.subscriberEpoch++;
+      this.confirmed.clear();
+      const closed = this.subscriberClosed;
+      this.subscriberClosed = null;
+      closed?.resolve();
+    };
+    sub.on('close', lost);
+    sub.on('end', lost);
     sub.on('ready', () => {
-      if (this.subscriberReadyOnce) for (const channel of this.listeners.keys()) this.dispatch(channel);
+      if (this.subscriberReadyOnce) {
+        // ioredis subscribes again (autoResubscribe) right after 'ready'. Our own SUBSCRIBE of
+        // the same channels, queued behind it, is answered after it: its reply confirms them all.
+        const epoch = this.subscriberEpoch;
+        const channels = [...this.listeners.keys()];
+        if (channels.length > 0) {
+          setImmediate(() => {
+            if (this.closed || epoch !== this.subscriberEpoch) return;
+            sub.subscribe(...channels).then(
+              () => {
+                if (epoch !== this.subscriberEpoch) return;
+                for (const channel of channels) if (this.listeners.has(channel)) this.confirmed.add(channel);
+              },
+              (err: unknown) => {
+                this.lastError = err;
+              },
+            );
+          });
+        }
+        for (const channel of this.listeners.keys()) this.dispatch(channel);
+      }
       this.subscriberReadyOnce = true;
     });
     this.subscriber = sub;
@@ -220,25 +269,39 @@ export class RedisNode {
     if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') {
       throw this.unavailable(`not connected (${client.status})`, election);
     }
-    await new Promise<void>((resolve, reject) => {
-      const done = (err?: ConclaveError) => {
-        clearTimeout(timer);
-        client.off('ready', onReady);
-        client.off('close', onClose);
-        client.off('end', onClose);
-        if (err) reject(err);
-        else resolve();
+    // One shared promise per connection attempt for every waiting call (no listeners per call).
+    const settled = this.nextClientState();
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      settled,
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), this.options.commandTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') throw this.unavailable(`not connected after ${this.options.commandTimeoutMs} ms`, election);
+    if (!outcome) throw this.unavailable('could not connect', election);
+  }
+
+  /** Resolves true at the client's next 'ready', false at its next 'close'/'end'; shared. */
+  private nextClientState(): Promise<boolean> {
+    if (!this.clientListening) {
+      this.clientListening = true;
+      const settle = (ready: boolean) => {
+        const s = this.clientSettled;
+        this.clientSettled = null;
+        s?.resolve(ready);
       };
-      const onReady = () => done();
-      const onClose = () => done(this.unavailable('could not connect', election));
-      const timer = setTimeout(
-        () => done(this.unavailable(`not connected after ${this.options.commandTimeoutMs} ms`, election)),
-        this.options.commandTimeoutMs,
-      );
-      client.on('ready', onReady);
-      client.on('close', onClose);
-      client.on('end', onClose);
-    });
+      this.client.on('ready', () => settle(true));
+      this.client.on('close', () => settle(false));
+      this.client.on('end', () => settle(false));
+    }
+    if (!this.clientSettled) {
+      let resolve!: (ready: boolean) => void;
+      const promise = new Promise<boolean>((r) => (resolve = r));
+      this.clientSettled = { promise, resolve };
+    }
+    return this.clientSettled.promise;
   }
 
   private toError(err: unknown, election?: string): ConclaveError {
@@ -263,6 +326,17 @@ export class RedisNode {
   private closedError(election?: string): ConclaveError {
     return new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: KIND, election });
   }
+}
+
+interface Signal {
+  promise: Promise<void>;
+  resolve: () => void;
+}
+
+function signal(): Signal {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 function isNoScript(err: unknown): boolean {

@@ -167,6 +167,40 @@ describe('RedisBackend on one master', () => {
     expect(hints).toBe(seen);
   });
 
+  test('isWatching follows the confirmed subscription and the subscriber connection; many campaigns add no listeners', async () => {
+    const prefix = uniquePrefix();
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: prefix });
+    const names = Array.from({ length: 30 }, () => uniqueName());
+    expect(b.isWatching(names[0]!, 'b')).toBe(false);
+    const unwatch = names.map((election) => b.watch(election, 'b', () => undefined));
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // Campaigns made before the SUBSCRIBEs are confirmed all wait on them: no listener per call.
+      await Promise.all(names.map((election) => b.campaign({ election, candidateId: 'b', leaseMs: 5000 })));
+      await waitFor(() => names.every((election) => b.isWatching(election, 'b')), 5000, 'every subscription confirmed');
+      const sub = b.subscriberClients()[0] as Redis;
+      expect(sub.listenerCount('close')).toBeLessThan(5);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      // The connection drops: nothing is confirmed until ioredis reconnects and resubscribes.
+      const closed = new Promise((r) => sub.once('close', r));
+      sub.stream.destroy();
+      await closed;
+      expect(b.isWatching(names[0]!, 'b')).toBe(false);
+      await waitFor(() => names.every((election) => b.isWatching(election, 'b')), 10_000, 'confirmed again after the reconnect');
+      unwatch[0]!();
+      expect(b.isWatching(names[0]!, 'b')).toBe(false);
+      expect(b.isWatching(names[1]!, 'b')).toBe(true);
+      await b.close();
+      expect(b.isWatching(names[1]!, 'b')).toBe(false);
+    } finally {
+      process.off('warning', onWarning);
+      unwatch.forEach((u) => u());
+    }
+  });
+
   test('renewals of many elections in one turn share one round trip', async () => {
     const client = new Redis(SHARED_URL);
     try {
