@@ -33,8 +33,14 @@ interface Candidacy {
   created: boolean;
   /** Our node, once seen; `token` is its czxid. */
   node: { name: string; path: string; token: number; handle: SessionHandle } | null;
+  /**
+   * The own-node watch is armed on `node` (set by an `exists` that found the node owned by our
+   * session, cleared when that watch fires). While it is, the node is ours and has not gone as
+   * far as the server has told us: the fast path of `campaign` relies on it.
+   */
+  ownWatched: boolean;
   /** One function per candidacy, so the client keeps one watch per path, not one per call. */
-  watcher: () => void;
+  watcher: (event?: { getPath?: () => string }) => void;
 }
 
 interface RenewItem {
@@ -112,6 +118,22 @@ export class ZookeeperBackend implements ElectionBackend {
           continue;
         }
         const mine = queue[index]!;
+        if (
+          index === 0 &&
+          c.node !== null &&
+          c.node.name === mine.name &&
+          c.ownWatched &&
+          c.node.handle.client === handle.client &&
+          this.session.isCurrent(c.node.handle) &&
+          !queue.some((n) => n.guid === c.guid && n.name !== mine.name)
+        ) {
+          // Fast path (a follower whose predecessor, the head, went): one round trip. The list
+          // just read puts our node first; our own `exists` in this session already checked its
+          // ephemeralOwner and czxid, and its watch is still armed, so the node is ours and still
+          // there. The list was read by this session after it was sent, so the session lives at
+          // least its timeout from `sentAt`, which is what the lease is counted from.
+          return { role: 'leader', token: c.node.token, leaseMs: this.grant(handle, leaseMs) };
+        }
         await this.deleteDuplicates(handle, c, election, queue, mine, until);
         const minePath = this.path(election, mine.name);
         if (index === 0) {
@@ -125,6 +147,7 @@ export class ZookeeperBackend implements ElectionBackend {
           }
           const token = czxid(stat!);
           c.node = { name: mine.name, path: minePath, token, handle };
+          c.ownWatched = true;
           return { role: 'leader', token, leaseMs: this.grant(handle, leaseMs) };
         }
         const leader = queue[0]!;
@@ -140,6 +163,7 @@ export class ZookeeperBackend implements ElectionBackend {
           continue;
         }
         c.node = { name: mine.name, path: minePath, token: czxid(own!), handle };
+        c.ownWatched = true;
         if (!before) continue; // the predecessor left meanwhile: look again
         const leaderStat = index === 1 ? before : lead;
         return { role: 'follower', leaderId: leader.candidateId, token: leaderStat ? czxid(leaderStat) : null };
@@ -337,7 +361,19 @@ export class ZookeeperBackend implements ElectionBackend {
     const k = key(election, candidateId);
     let c = this.candidacies.get(k);
     if (!c) {
-      c = { key: k, guid: newGuid(), created: false, node: null, watcher: () => this.notify(k) };
+      const candidacy: Candidacy = {
+        key: k,
+        guid: newGuid(),
+        created: false,
+        node: null,
+        ownWatched: false,
+        watcher: (event) => {
+          // The own-node watch fired (deleted or changed): no longer proof that the node is there.
+          if (candidacy.node && event?.getPath?.() === candidacy.node.path) candidacy.ownWatched = false;
+          this.notify(k);
+        },
+      };
+      c = candidacy;
       this.candidacies.set(k, c);
     }
     return c;
@@ -346,6 +382,7 @@ export class ZookeeperBackend implements ElectionBackend {
   /** Our node is gone (or was never ours): the next create uses a fresh guid. */
   private forgetNode(c: Candidacy): void {
     c.node = null;
+    c.ownWatched = false;
     c.guid = newGuid();
     c.created = false;
   }

@@ -33,6 +33,8 @@ export class ZookeeperSession {
   private dead = false;
   private closed = false;
   private lastKick = 0;
+  /** performance.now() of the last answer (or error reply) the current client received. */
+  private lastReplyAt = 0;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   /** Requests waiting for the current client to connect (one state listener for all of them). */
   private readonly waiters = new Set<() => void>();
@@ -89,14 +91,19 @@ export class ZookeeperSession {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let detach: (() => void) | null = null;
+      let sentAt: number | null = null;
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
         detach?.();
-        this.kick(handle);
+        // Drop the connection only if it went silent: sent, and nothing at all came back since.
+        // A server that answers other requests is busy, not gone; dropping its connection would
+        // fail every request in flight and make a loaded server (many elections) busier still.
+        if (sentAt !== null && this.lastReplyAt <= sentAt) this.kick(handle);
         reject(new ConclaveError('BACKEND_UNAVAILABLE', `${what}: ZooKeeper did not answer in time`, { backend: KIND }));
       }, Math.max(1, until - performance.now()));
       const done: Callback<T> = (error, value) => {
+        if (sentAt !== null) this.lastReplyAt = performance.now();
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -105,6 +112,7 @@ export class ZookeeperSession {
       };
       const send = () => {
         detach = null;
+        sentAt = performance.now();
         try {
           op(handle.client, done);
         } catch (err) {
@@ -191,6 +199,7 @@ export class ZookeeperSession {
       for (const send of waiting) send();
       this.emit('expired');
     } else if (state === State.SYNC_CONNECTED) {
+      if (this.options.mode === 'connect' && this.client) relaxPing(this.client);
       const waiting = [...this.waiters];
       this.waiters.clear();
       for (const send of waiting) send();
@@ -231,6 +240,27 @@ export function zkCode(err: unknown): number | undefined {
 interface ConnectionManagerInternals {
   socket?: Socket;
   pendingBuffer?: Buffer | null;
+  sessionTimeout?: number;
+  pingTimeout?: number;
+}
+
+/** Share of the negotiated session timeout a connection may stay idle before the client pings. */
+const PING_IDLE_SHARE = 0.45;
+
+/**
+ * node-zookeeper-client pings when its socket has been idle for a third of the session timeout
+ * (socket.setTimeout, so any traffic resets it). With the core's defaults the renew interval is a
+ * third of the lease too, so the idle timer and the renewal race and a leader sends a ping next to
+ * almost every renewal (2 packets per renew interval). Raising the idle time to 45 % of the
+ * session timeout lets the renewals be the keep-alive; an idle follower pings every 0.45 ×
+ * timeout, which still leaves the server more than half the timeout of slack. Called on the
+ * 'state' event of a (re)connection, which the client emits after it has set its own ping
+ * timeout and before it arms the socket's timer with it, so the new value is the one armed.
+ */
+function relaxPing(client: Client): void {
+  const manager = managerOf(client);
+  if (!manager || typeof manager.sessionTimeout !== 'number' || typeof manager.pingTimeout !== 'number') return;
+  manager.pingTimeout = Math.max(manager.pingTimeout, Math.floor(manager.sessionTimeout * PING_IDLE_SHARE));
 }
 
 function managerOf(client: Client): ConnectionManagerInternals | undefined {
