@@ -67,6 +67,8 @@ export interface ElectorHealth {
 
 interface Term {
   token: number;
+  /** Renewal interval for this term: renewMs, or less when the backend grants a shorter lease. */
+  renewEveryMs: number;
   /** performance.now() after which this candidate must not act as leader. */
   deadline: number;
   controller: AbortController;
@@ -389,7 +391,7 @@ export class Elector {
         await this.releaseNow(result.token);
         this.schedule(this.backoffMs());
       } else {
-        this.becomeLeader(result.token, deadline);
+        this.becomeLeader(result.token, deadline, Math.min(result.leaseMs, leaseMs));
       }
     } else {
       if (result.leaderId !== this.state.leaderId || result.token !== this.state.token) {
@@ -419,8 +421,10 @@ export class Elector {
       if (epoch !== this.epoch) return;
       this.onSuccess();
       if (result.held) {
-        const deadline = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs;
+        const granted = Math.min(result.leaseMs, leaseMs);
+        const deadline = sentAt + granted - safetyMarginMs;
         if (deadline > term.deadline) this.setDeadline(term, deadline);
+        term.renewEveryMs = this.renewInterval(granted);
         this.scheduleRenewal();
       } else {
         this.revoke('lease-lost', result.leaderId);
@@ -456,11 +460,11 @@ export class Elector {
 
   // ---- transitions ----------------------------------------------------------------------
 
-  private becomeLeader(token: number, deadline: number): void {
+  private becomeLeader(token: number, deadline: number, grantedMs: number): void {
     this.epoch++;
     this.role = 'leader';
     this.lastToken = token;
-    const term: Term = { token, deadline, controller: new AbortController() };
+    const term: Term = { token, deadline, renewEveryMs: this.renewInterval(grantedMs), controller: new AbortController() };
     this.term = term;
     this.setDeadline(term, deadline);
     this.publish({ role: 'leader', leaderId: this.candidateId, token });
@@ -618,14 +622,25 @@ export class Elector {
   }
 
   /**
-   * Renewals fall on a grid of renewMs shared by every Elector with the same renewMs, so a
-   * backend can renew all the leases of a process in one batch. The delay is at most renewMs.
+   * How often to renew a lease of `grantedMs`: renewMs, or half of what the lease leaves usable
+   * when the backend grants less than asked (a short ZooKeeper session), rounded down to 10 ms so
+   * that Electors with the same grant share a grid.
+   */
+  private renewInterval(grantedMs: number): number {
+    const half = Math.floor((grantedMs - this.options.safetyMarginMs) / 2 / 10) * 10;
+    return Math.max(MIN_RETRY_MS, Math.min(this.options.renewMs, half));
+  }
+
+  /**
+   * Renewals fall on a grid of the term's renew interval, shared by every Elector with the same
+   * interval, so a backend can renew all the leases of a process in one batch. Off the grid only
+   * when the deadline is nearer than the next slot allows (after failed renewals).
    */
   private scheduleRenewal(): void {
-    const slot = GridTimers.nextSlot(1, this.options.renewMs);
-    // A backend may grant less than leaseMs (a short ZooKeeper session): renew by half-way
-    // through what is left, whatever renewMs says.
-    const left = this.term ? this.term.deadline - performance.now() : Infinity;
+    const term = this.term;
+    if (!term) return;
+    const slot = GridTimers.nextSlot(1, term.renewEveryMs);
+    const left = term.deadline - performance.now();
     if (slot - performance.now() <= left / 2) this.scheduleAtSlot(slot);
     else this.schedule(Math.max(MIN_RETRY_MS, left / 2));
   }
