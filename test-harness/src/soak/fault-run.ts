@@ -86,6 +86,11 @@ export interface FaultRunResult {
   /** Each a sentence; empty when the run is clean. */
   problems: string[];
   ok: boolean;
+  /**
+   * Followers that reported themselves as the leader (`leader$` = own id while not elected) and
+   * were not elected within a lease: the signature of a candidate queued behind its own node.
+   */
+  selfLeaderFollowers: Array<{ candidateId: string; atMs: number }>;
   /** Where the history was written, when there were problems. */
   dumpedTo: string | null;
   history: TermHistoryEvent[];
@@ -167,6 +172,9 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   if (g && guardState && guardState.seq < g.accepted) problems.push(`guard counted ${guardState.seq} accepted writes, candidates ${g.accepted}`);
   if (recovery.late.length) problems.push(`${recovery.late.length} heals not followed by a leader within ${recoveryBoundMs} ms`);
 
+  const selfLeaderFollowers = findSelfLeaderFollowers(cluster, leaseMs);
+  if (selfLeaderFollowers.length) problems.push(`${selfLeaderFollowers.length} followers saw themselves as leader for more than a lease`);
+
   const faultCounts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   for (const f of faults) faultCounts[f.kind]++;
   let dumpedTo: string | null = null;
@@ -205,10 +213,36 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
     guardState,
     problems,
     ok: problems.length === 0,
+    selfLeaderFollowers,
     dumpedTo,
     history,
     writes,
   };
+}
+
+function findSelfLeaderFollowers(cluster: FaultCluster, leaseMs: number): Array<{ candidateId: string; atMs: number }> {
+  const found: Array<{ candidateId: string; atMs: number }> = [];
+  for (const proc of cluster.processes) {
+    let leading = false;
+    let since: number | null = null;
+    const flush = (untilMs: number) => {
+      if (since !== null && untilMs - since > leaseMs) found.push({ candidateId: proc.id, atMs: since });
+      since = null;
+    };
+    for (const r of proc.reports) {
+      if (r.type === 'elected') {
+        flush(r.atMs);
+        leading = true;
+      } else if (r.type === 'revoked') {
+        leading = false;
+      } else if (r.type === 'leader') {
+        if (!leading && r.leaderId === proc.id) since ??= r.atMs;
+        else if (r.leaderId !== proc.id) flush(r.atMs);
+      } else if (r.type === 'stopped') flush(r.atMs);
+    }
+    if (since !== null) flush(proc.killedAtMs ?? proc.reports[proc.reports.length - 1]?.atMs ?? since);
+  }
+  return found;
 }
 
 /** Every random choice of an episode is drawn here, up front, so a seed fixes the schedule. */
@@ -356,6 +390,7 @@ export function summarizeRun(r: FaultRunResult): string {
     `writes accepted: ${g?.accepted ?? 0}, rejected: ${g?.rejected ?? 0}, failed: ${g?.failed ?? 0}`,
     `stale writes: ${stale}`,
     `late recoveries: ${r.recovery.late.length} (max ${Math.round(r.recovery.maxRecoveryMs)} ms)`,
+    `followers seeing themselves lead: ${r.selfLeaderFollowers.length}`,
     r.ok ? 'OK' : `FAILED: ${r.problems.join('; ')}${r.dumpedTo ? ` (history in ${r.dumpedTo})` : ''}`,
   ].join(', ');
 }

@@ -71,25 +71,27 @@ export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuit
     }, 60_000);
 
     const restartTest = tolerateLiveness ? test.skip : test;
+    // More rounds where a known bug is being reproduced (it shows up in about one restart in ten).
+    const rounds = options.knownLivenessBug ? 12 : 4;
     const restartName = options.knownLivenessBug
-      ? `server crash and restart ×4: a leader within leaseMs + margin each time [KNOWN BUG, run with FAULT_KNOWN_BUGS=1: ${options.knownLivenessBug}]`
-      : 'server crash and restart ×4: a leader within leaseMs + margin each time';
+      ? `server crash and restart ×${rounds}: a leader within leaseMs + margin each time [KNOWN BUG, run with FAULT_KNOWN_BUGS=1: ${options.knownLivenessBug}]`
+      : `server crash and restart ×${rounds}: a leader within leaseMs + margin each time`;
     restartTest(restartName, async () => {
       const c = cluster!;
       const bound = c.leaseMs + c.env.recoveryMarginMs;
-      const waits = await serverRestartScenario(c, 4, 1800, bound + 5000);
+      const waits = await serverRestartScenario(c, rounds, 1800, bound + 5000);
       expect(waits.map((w) => w !== null && w <= bound)).toEqual(waits.map(() => true));
       const report = checkSplitBrain(c.history(), { writes: c.writes() });
       expect(report.overlaps).toEqual([]);
       expect(report.tokenRegressions).toEqual([]);
       expect(report.guard!.staleWrites).toEqual([]);
-    }, 120_000);
+    }, 40_000 + rounds * 30_000);
 
     test(`seeded random faults for ${Math.round(runMs / 1000)} s (seed ${seed}; replay with FAULT_SEED=${seed})`, async () => {
       const result = await runFaultSoak({ backend, durationMs: runMs, seed });
       const line = summarizeRun(result);
       const late = result.recovery.late.length;
-      const safetyProblems = result.problems.filter((p) => !(tolerateLiveness && p.includes('not followed by a leader')));
+      const safetyProblems = result.problems.filter((p) => !(tolerateLiveness && (p.includes('not followed by a leader') || p.includes('saw themselves as leader'))));
       if (tolerateLiveness && late > 0) {
         console.warn(`KNOWN BUG (${options.knownLivenessBug}): ${late} late recoveries tolerated\n${line}`);
       }
