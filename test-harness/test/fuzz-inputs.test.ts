@@ -94,14 +94,6 @@ async function outcome(what: string, input: unknown, fn: () => unknown, timeoutM
   }
 }
 
-function serializable(value: unknown): boolean {
-  try {
-    JSON.stringify(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const toClose: ElectionBackend[] = [];
 afterAll(async () => {
@@ -157,17 +149,6 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
     }
   });
 
-  /**
-   * Inputs the backends do not refuse yet (see the issue-6 report): an `undefined` candidate id
-   * skips validation in every backend's `validate(election, candidateId?)` and reaches the server
-   * (Redis takes a lease for holder "", MySQL throws a plain Error from its binder, ZooKeeper
-   * renews/releases nothing and says ok); the memory backend also accepts a non-integer leaseMs
-   * or token in campaign/renew. Kept out of the random test and pinned by the `failing` test below.
-   */
-  const knownBug = (kind: string, method: string, candidateId: unknown, leaseMs: unknown): boolean =>
-    (candidateId === undefined && ['campaign', 'renew', 'release', 'forceLeader'].includes(method)) ||
-    (kind === 'memory' && (method === 'campaign' || method === 'renew') && !(typeof leaseMs === 'number' && Number.isSafeInteger(leaseMs) && leaseMs > 0));
-
   async function directBackends(): Promise<ElectionBackend[]> {
     const closed = await freePort(); // nothing listens: a call that did reach I/O would fail, and be noticed
     const backends: ElectionBackend[] = [
@@ -214,7 +195,6 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
       const usesLease = method === 'campaign' || method === 'renew' || (method === 'forceLeader' && leaseMs !== undefined);
       // Valid inputs would do I/O: not this test's subject.
       if (validName && (!usesId || validId) && (!usesLease || validLease)) continue;
-      if (knownBug(backend.kind, method, candidateId, leaseMs)) continue;
       const input = { backend: backend.kind, method, election, candidateId, leaseMs };
       const started = performance.now();
       const code = await outcome(`${backend.kind}.${method}`, input, () => callDirect(backend, method, election, candidateId, leaseMs));
@@ -225,9 +205,9 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
     expect(checked).toBeGreaterThan(CASES / 3);
   });
 
-  // KNOWN BUG (issue-6 report): passes while the bug is there; when the backends are fixed it
-  // fails — then drop `.failing` and the `knownBug` filter above.
-  test.failing('KNOWN BUG: an undefined candidate id (or a bad leaseMs on the memory backend) is refused before any I/O', async () => {
+  // Once a known bug (issue-6 report): every backend skipped validation for an explicit
+  // `undefined` id, and the memory backend took any leaseMs.
+  test('an undefined candidate id (or a bad leaseMs on the memory backend) is refused before any I/O', async () => {
     const backends = await directBackends();
     for (const backend of backends) {
       for (const method of ['campaign', 'renew', 'release', 'forceLeader']) {
@@ -267,8 +247,6 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
         options[key] = randomValue();
       }
       const input = rng.chance(0.05) ? randomValue() : options;
-      // KNOWN BUG (pinned below): a BigInt keyPrefix makes RedisBackend throw a TypeError.
-      if (name === 'RedisBackend' && !serializable(options.keyPrefix)) continue;
       let backend: ElectionBackend | null = null;
       await outcome(`new ${name}`, input, () => {
         backend = make(input);
@@ -280,9 +258,9 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
     }
   });
 
-  // KNOWN BUG (issue-6 report): redis-keys.ts builds its message with JSON.stringify(prefix),
-  // which throws a TypeError for a BigInt. Drop `.failing` and the filter above once fixed.
-  test.failing('KNOWN BUG: RedisBackend refuses a BigInt keyPrefix with INVALID_NAME', async () => {
+  // Once a known bug (issue-6 report): the message was built with JSON.stringify, which throws
+  // a TypeError for a BigInt.
+  test('RedisBackend refuses a BigInt keyPrefix with INVALID_NAME', async () => {
     const closed = await freePort();
     const code = await outcome('new RedisBackend', { keyPrefix: 10n }, () => new RedisBackend({ url: `redis://127.0.0.1:${closed}`, keyPrefix: 10n as never }));
     expect(code).toBe('INVALID_NAME');

@@ -67,6 +67,7 @@ export class MemoryBackend implements ElectionBackend {
   }
 
   async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     const record = await this.enter(election, candidateId);
     const now = performance.now();
     record.candidates.set(candidateId, now);
@@ -84,6 +85,10 @@ export class MemoryBackend implements ElectionBackend {
   }
 
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+    assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    if (!Number.isSafeInteger(token) || token < 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `token must be a non-negative integer, got ${String(token)}`, { backend: this.kind, election });
+    }
     const record = await this.enter(election, candidateId);
     const now = performance.now();
     record.candidates.set(candidateId, now);
@@ -169,9 +174,10 @@ export class MemoryBackend implements ElectionBackend {
   }
 
   /** Validates, then yields once so every answer is asynchronous like a real server's. */
-  private async enter(election: string, candidateId?: string): Promise<ElectionRecord> {
+  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
+  private async enter(election: string, ...candidate: [candidateId?: string]): Promise<ElectionRecord> {
     assertElectionName(election, this.kind);
-    if (candidateId !== undefined) assertCandidateId(candidateId, this.kind, election);
+    if (candidate.length > 0) assertCandidateId(candidate[0], this.kind, election);
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.closed) throw new ConclaveError('CLOSED', 'the memory backend is closed', { backend: this.kind, election });
     return this.record(election);

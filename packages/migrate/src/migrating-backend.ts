@@ -189,9 +189,10 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
   return { listCandidates: from.capabilities.listCandidates, push, tokenFloor: false };
 }
 
-function validate(election: string, candidateId?: string): void {
+// A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
+function validate(election: string, ...candidate: [candidateId?: string]): void {
   assertElectionName(election, KIND);
-  if (candidateId !== undefined) assertCandidateId(candidateId, KIND, election);
+  if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
 }
 
 function termKey(election: string, candidateId: string): string {

@@ -277,9 +277,10 @@ export class MysqlBackend implements ElectionBackend {
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  private validate(election: string, candidateId?: string): void {
+  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
+  private validate(election: string, ...candidate: [candidateId?: string]): void {
     assertElectionName(election, KIND);
-    if (candidateId !== undefined) assertCandidateId(candidateId, KIND, election);
+    if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
     this.assertOpen(election);
   }
 

@@ -175,10 +175,13 @@ export class RedisBackend implements ElectionBackend {
     clearTimeout(timer);
   }
 
-  /** Validates before any I/O; returns the election's keys. */
-  private enter(election: string, candidateId?: string): ElectionKeys {
+  /**
+   * Validates before any I/O; returns the election's keys. The candidate is a rest parameter,
+   * not an optional one, so that an explicit `undefined` id is refused too.
+   */
+  private enter(election: string, ...candidate: [candidateId?: string]): ElectionKeys {
     assertElectionName(election, this.kind);
-    if (candidateId !== undefined) assertCandidateId(candidateId, this.kind, election);
+    if (candidate.length > 0) assertCandidateId(candidate[0], this.kind, election);
     if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
     return electionKeys(this.options.keyPrefix, election);
   }

@@ -1,4 +1,4 @@
-import { ConclaveError } from '@conclave/core';
+import { ConclaveError, describeValue } from '@conclave/core';
 
 export const DEFAULT_KEY_PREFIX = 'conclave:';
 
@@ -9,7 +9,7 @@ export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
   if (typeof prefix !== 'string' || !KEY_PREFIX.test(prefix)) {
     throw new ConclaveError(
       'INVALID_NAME',
-      `keyPrefix must be 1–64 letters, digits or . _ : - (no braces), got ${JSON.stringify(prefix)}`,
+      `keyPrefix must be 1–64 letters, digits or . _ : - (no braces), got ${describeValue(prefix)}`,
       { backend: 'redis' },
     );
   }
