@@ -397,7 +397,14 @@ export class Elector {
       if (result.leaderId !== this.state.leaderId || result.token !== this.state.token) {
         this.publish({ role: 'follower', leaderId: result.leaderId, token: result.token, reason: this.state.reason });
       }
-      this.scheduleFollowerPoll(result.leaseRemainingMs);
+      if (result.leaderId === this.candidateId) {
+        // The backend names us leader yet did not give us the lease (a stale node or row of
+        // ours): look again at retryMs rather than wait for a push that may never come.
+        this.log.warn({ ...this.context() }, 'backend reports this candidate as leader without a lease');
+        this.schedule(this.options.retryMs);
+      } else {
+        this.scheduleFollowerPoll(result.leaseRemainingMs);
+      }
     }
     this.resolveFirstOutcome();
   }
