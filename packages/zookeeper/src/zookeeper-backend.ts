@@ -73,6 +73,12 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly requestTimeoutMs: number;
   private readonly session: ZookeeperSession;
   private readonly candidacies = new Map<string, Candidacy>();
+  /**
+   * Per candidate (election + id): the end of the last `campaign`/`release` queued for it. Those
+   * calls run one at a time, in call order, even when a caller stopped waiting for one (see
+   * `serialized`).
+   */
+  private readonly tails = new Map<string, Promise<void>>();
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly renewals: TickBatcher<RenewItem, boolean>;
   private readonly unsubscribeSession: () => void;
@@ -100,81 +106,91 @@ export class ZookeeperBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
-    const c = this.candidacy(election, candidateId);
     try {
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const handle = this.session.current();
-        if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
-        const queue = await this.queue(handle, election, until);
-        let index = c.node
-          ? queue.findIndex((n) => n.name === c.node!.name)
-          : c.created
-            ? queue.findIndex((n) => n.guid === c.guid)
-            : -1;
-        if (index < 0) {
-          // Never created, or deleted by forceLeader/clearLeader: join at the back of the queue.
-          if (c.node) this.forgetNode(c);
-          await this.createNode(handle, c, election, candidateId, until);
-          continue;
-        }
-        const mine = queue[index]!;
-        if (
-          index === 0 &&
-          c.node !== null &&
-          c.node.name === mine.name &&
-          c.ownWatched &&
-          c.node.handle.client === handle.client &&
-          this.session.isCurrent(c.node.handle) &&
-          !queue.some((n) => n.guid === c.guid && n.name !== mine.name)
-        ) {
-          // Fast path (a follower whose predecessor, the head, went): one round trip. The list
-          // just read puts our node first; our own `exists` in this session already checked its
-          // ephemeralOwner and czxid, and its watch is still armed, so the node is ours and still
-          // there. The list was read by this session after it was sent, so the session lives at
-          // least its timeout from `sentAt`, which is what the lease is counted from.
-          return { role: 'leader', token: c.node.token, leaseMs: this.grant(handle, leaseMs) };
-        }
-        await this.deleteDuplicates(handle, c, election, queue, mine, until);
-        const minePath = this.path(election, mine.name);
-        if (index === 0) {
-          // The own-node watch tells a leader at once that its node went (clear, force, expiry).
-          const stat = await this.exists(handle, minePath, until, c.watcher);
-          if (!this.ownedBy(stat, handle)) {
-            // Gone, or left by another (expired) session that a lagging server still shows:
-            // never lead on a node that is not ours (Curator's LeaderLatch check).
-            this.forgetNode(c);
-            continue;
-          }
-          const token = czxid(stat!);
-          c.node = { name: mine.name, path: minePath, token, handle };
-          c.ownWatched = true;
-          return { role: 'leader', token, leaseMs: this.grant(handle, leaseMs) };
-        }
-        const leader = queue[0]!;
-        const predecessor = queue[index - 1]!;
-        const [own, before, lead] = await Promise.all([
-          this.exists(handle, minePath, until, c.watcher),
-          // Watch only the predecessor: when it goes, only we are woken.
-          this.exists(handle, this.path(election, predecessor.name), until, c.watcher),
-          index > 1 ? this.exists(handle, this.path(election, leader.name), until) : Promise.resolve(null),
-        ]);
-        if (!this.ownedBy(own, handle)) {
-          this.forgetNode(c);
-          continue;
-        }
-        c.node = { name: mine.name, path: minePath, token: czxid(own!), handle };
-        c.ownWatched = true;
-        if (!before) continue; // the predecessor left meanwhile: look again
-        const leaderStat = index === 1 ? before : lead;
-        return { role: 'follower', leaderId: leader.candidateId, token: leaderStat ? czxid(leaderStat) : null };
-      }
-      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
-        backend: KIND,
-        election,
-      });
+      return await this.serialized(key(election, candidateId), until, 'campaign', () =>
+        this.campaignRounds(election, candidateId, leaseMs, until),
+      );
     } catch (err) {
       throw this.toError(err, election);
     }
+  }
+
+  /** `campaign` once it has its turn (no other campaign or release of this candidate running). */
+  private async campaignRounds(election: string, candidateId: string, leaseMs: number, until: number): Promise<CampaignResult> {
+    const c = this.candidacy(election, candidateId);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const handle = this.session.current();
+      if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
+      const queue = await this.queue(handle, election, until);
+      let index = c.node
+        ? queue.findIndex((n) => n.name === c.node!.name)
+        : c.created
+          ? queue.findIndex((n) => n.guid === c.guid)
+          : -1;
+      if (index < 0) {
+        // Never created, or deleted by forceLeader/clearLeader: join at the back of the queue.
+        if (c.node) this.forgetNode(c);
+        await this.createNode(handle, c, election, candidateId, until);
+        continue;
+      }
+      const mine = queue[index]!;
+      if (
+        index === 0 &&
+        c.node !== null &&
+        c.node.name === mine.name &&
+        c.ownWatched &&
+        c.node.handle.client === handle.client &&
+        this.session.isCurrent(c.node.handle) &&
+        !queue.some((n) => n.candidateId === candidateId && n.name !== mine.name)
+      ) {
+        // Fast path (a follower whose predecessor, the head, went): one round trip. The list
+        // just read puts our node first; our own `exists` in this session already checked its
+        // ephemeralOwner and czxid, and its watch is still armed, so the node is ours and still
+        // there. The list was read by this session after it was sent, so the session lives at
+        // least its timeout from `sentAt`, which is what the lease is counted from.
+        return { role: 'leader', token: c.node.token, leaseMs: this.grant(handle, leaseMs) };
+      }
+      // Any other node of this candidate in our session is a stray (a create whose answer was
+      // lost, or one made by a call its caller had given up on): it would hold a place in the
+      // queue, possibly the head, for the whole session. Delete it and look again.
+      if ((await this.deleteStrays(handle, c, election, candidateId, queue, mine.name, until)) > 0) continue;
+      const minePath = this.path(election, mine.name);
+      if (index === 0) {
+        // The own-node watch tells a leader at once that its node went (clear, force, expiry).
+        const stat = await this.exists(handle, minePath, until, c.watcher);
+        if (!this.ownedBy(stat, handle)) {
+          // Gone, or left by another (expired) session that a lagging server still shows:
+          // never lead on a node that is not ours (Curator's LeaderLatch check).
+          this.forgetNode(c);
+          continue;
+        }
+        const token = czxid(stat!);
+        c.node = { name: mine.name, path: minePath, token, handle };
+        c.ownWatched = true;
+        return { role: 'leader', token, leaseMs: this.grant(handle, leaseMs) };
+      }
+      const leader = queue[0]!;
+      const predecessor = queue[index - 1]!;
+      const [own, before, lead] = await Promise.all([
+        this.exists(handle, minePath, until, c.watcher),
+        // Watch only the predecessor: when it goes, only we are woken.
+        this.exists(handle, this.path(election, predecessor.name), until, c.watcher),
+        index > 1 ? this.exists(handle, this.path(election, leader.name), until) : Promise.resolve(null),
+      ]);
+      if (!this.ownedBy(own, handle)) {
+        this.forgetNode(c);
+        continue;
+      }
+      c.node = { name: mine.name, path: minePath, token: czxid(own!), handle };
+      c.ownWatched = true;
+      if (!before) continue; // the predecessor left meanwhile: look again
+      const leaderStat = index === 1 ? before : lead;
+      return { role: 'follower', leaderId: leader.candidateId, token: leaderStat ? czxid(leaderStat) : null };
+    }
+    throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
+      backend: KIND,
+      election,
+    });
   }
 
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
@@ -206,23 +222,25 @@ export class ZookeeperBackend implements ElectionBackend {
     this.validate(election, candidateId);
     this.ensureOpen(election);
     const k = key(election, candidateId);
-    const c = this.candidacies.get(k);
-    if (!c) return;
-    // With a token, only that term: a newer node of ours is a candidacy we did not give up.
-    if (token != null && c.node && c.node.token !== token) return;
+    const until = performance.now() + this.requestTimeoutMs;
     try {
-      const handle = this.session.current();
-      if (c.node && this.session.isCurrent(c.node.handle)) {
-        await this.remove(handle, c.node.path, performance.now() + this.requestTimeoutMs);
-      } else if (c.created && !c.node) {
-        // A create whose answer never came may still have made a node: withdraw it too.
-        const until = performance.now() + this.requestTimeoutMs;
+      await this.serialized(k, until, 'release', async () => {
+        const c = this.candidacies.get(k);
+        if (!c) return;
+        // With a token, only that term: a newer node of ours is a candidacy we did not give up.
+        if (token != null && c.node && c.node.token !== token) return;
+        const handle = this.session.current();
+        if (c.node && this.session.isCurrent(c.node.handle)) {
+          // The leader's node first: the successor is woken by this delete, not by the sweep.
+          await this.remove(handle, c.node.path, until);
+        }
+        // Withdraw the whole candidacy: a create whose answer never came, or any stray of this
+        // candidate in our session, would otherwise stay in the queue (maybe at its head) for
+        // as long as the session lives.
         const queue = await this.queue(handle, election, until);
-        await Promise.all(
-          queue.filter((n) => n.guid === c.guid).map((n) => this.remove(handle, this.path(election, n.name), until)),
-        );
-      }
-      if (this.candidacies.get(k) === c) this.candidacies.delete(k);
+        await this.deleteStrays(handle, c, election, candidateId, queue, null, until);
+        if (this.candidacies.get(k) === c) this.candidacies.delete(k);
+      });
     } catch (err) {
       throw this.toError(err, election);
     }
@@ -348,9 +366,10 @@ export class ZookeeperBackend implements ElectionBackend {
 
   // ---- helpers --------------------------------------------------------------------------
 
-  private validate(election: string, candidateId?: string): void {
+  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
+  private validate(election: string, ...candidate: [candidateId?: string]): void {
     assertElectionName(election, KIND);
-    if (candidateId !== undefined) assertCandidateId(candidateId, KIND, election);
+    if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
   }
 
   private ensureOpen(election: string): void {
@@ -454,17 +473,74 @@ export class ZookeeperBackend implements ElectionBackend {
     }
   }
 
-  /** A retried create may have left a second node with our guid; it would only get in the way. */
-  private async deleteDuplicates(
+  /**
+   * Runs `fn` once every earlier `campaign`/`release` of the same candidate (key `k`) has finished.
+   *
+   * The core runs one call per Elector at a time, but it stops waiting for a call after its own
+   * timeout (a campaign after `leaseMs - safetyMarginMs`, a release after `leaseMs`), which is
+   * shorter than `requestTimeoutMs`, and our requests wait for the connection to come back: the
+   * call it gave up on is still running here when it makes the next one. Two such calls on one
+   * candidacy interleave badly (a release deleting our node and forgetting the candidacy while a
+   * campaign re-creates a node under it leaves that node, unknown to anyone, in the queue for
+   * the whole session), so they take turns. Waiting for the turn counts against `until`; a call
+   * that cannot get it in time fails with BACKEND_UNAVAILABLE having done nothing.
+   */
+  private async serialized<T>(k: string, until: number, what: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(k);
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    // The next call waits for this one, which ends after the previous one even if it gives up.
+    const tail = previous ? previous.then(() => finished) : finished;
+    this.tails.set(k, tail);
+    try {
+      if (previous && !(await settlesBy(previous, until))) {
+        throw new ConclaveError('BACKEND_UNAVAILABLE', `${what}: an earlier call for this candidate is still running`, {
+          backend: KIND,
+        });
+      }
+      return await fn();
+    } finally {
+      finish();
+      if (this.tails.get(k) === tail) this.tails.delete(k);
+    }
+  }
+
+  /**
+   * Deletes every node of `candidateId` in `queue` except `keep` that belongs to our session: the
+   * candidacy's own guid (a create retried after its answer was lost), or another guid whose
+   * ephemeralOwner is our session (a node created under a candidacy record that was since
+   * dropped). Nodes of the same id owned by another session (another process using the same id)
+   * are left alone. Resolves with how many were deleted (already gone counts).
+   *
+   * We keep the node the candidacy knows and delete the others rather than adopt the oldest: a
+   * stray's czxid may be a token this candidate already led with in a term it gave up (its
+   * record was dropped by release), and a new term must get a token strictly greater than every
+   * earlier one. Deleting is always safe: heads' czxids only grow (a new head was either behind
+   * the old one or created after it went), so whoever leads next has a greater token.
+   */
+  private async deleteStrays(
     handle: SessionHandle,
     c: Candidacy,
     election: string,
+    candidateId: string,
     queue: CandidateNode[],
-    mine: CandidateNode,
+    keep: string | null,
     until: number,
-  ): Promise<void> {
-    const extra = queue.filter((n) => n.guid === c.guid && n.name !== mine.name);
-    await Promise.all(extra.map((n) => this.remove(handle, this.path(election, n.name), until)));
+  ): Promise<number> {
+    const others = queue.filter((n) => n.candidateId === candidateId && n.name !== keep);
+    if (others.length === 0) return 0;
+    const removed = await Promise.all(
+      others.map(async (n) => {
+        const path = this.path(election, n.name);
+        if (n.guid !== c.guid) {
+          const stat = await this.exists(handle, path, until);
+          if (!this.ownedBy(stat, handle)) return false;
+        }
+        await this.remove(handle, path, until);
+        return true;
+      }),
+    );
+    return removed.filter(Boolean).length;
   }
 
   private exists(handle: SessionHandle, path: string, until: number, watcher?: () => void): Promise<Stat | null> {
@@ -565,6 +641,18 @@ export class ZookeeperBackend implements ElectionBackend {
 
 function key(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
+}
+
+/** Whether `promise` settles by `until` (performance.now() ms). */
+function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), Math.max(0, until - performance.now()));
+    const done = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
 }
 
 /**
