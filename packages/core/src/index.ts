@@ -30,7 +30,7 @@ export type { ConclaveErrorCode, ConclaveErrorDetails } from './errors';
 export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
 export { TickBatcher } from './tick-batcher';
-export { withTimeout, alignedDelay, sleep } from './timing';
+export { withTimeout } from './timing';
 export { GridTimers, gridTimers } from './grid-timers';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
