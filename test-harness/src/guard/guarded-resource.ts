@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { createPool, type Pool, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { withTimeout } from '@conclave/core';
 import type { GuardConfig, GuardState, GuardVerdict } from './guard-config';
 
 /**
@@ -44,14 +45,30 @@ function mysqlPool(url: string, timeoutMs: number): Pool {
   return createPool({ uri: url, connectionLimit: 2, connectTimeout: timeoutMs, enableKeepAlive: true });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+function timedOut(what: string, ms: number): () => Error {
+  return () => new Error(`${what} timed out after ${ms} ms`);
+}
+
+/** Runs `op` on a short-lived connection to the resource's store, closed afterwards. */
+async function withStore<T>(
+  config: GuardConfig,
+  op: { redis: (client: Redis, key: string) => Promise<T>; mysql: (pool: Pool, table: string, name: string) => Promise<T> },
+): Promise<T> {
+  if (config.kind === 'redis') {
+    const client = redisClient(config.url, 5000);
+    try {
+      return await op.redis(client, config.key);
+    } finally {
+      client.disconnect();
+    }
+  }
+  assertTable(config.table);
+  const pool = mysqlPool(config.url, 5000);
+  try {
+    return await op.mysql(pool, config.table, config.name);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
 }
 
 /** Opens a client (a candidate opens one for its run). */
@@ -60,7 +77,7 @@ export function openGuard(config: GuardConfig, timeoutMs = 2000): GuardClient {
     const client = redisClient(config.url, timeoutMs);
     return {
       async write(token, candidateId) {
-        const seq = Number(await withTimeout(client.eval(REDIS_CAS, 1, config.key, String(token), candidateId), timeoutMs, 'guard write'));
+        const seq = Number(await withTimeout(client.eval(REDIS_CAS, 1, config.key, String(token), candidateId), timeoutMs, timedOut('guard write', timeoutMs)));
         return seq < 0 ? { accepted: false, seq: null } : { accepted: true, seq };
       },
       async close() {
@@ -79,7 +96,7 @@ export function openGuard(config: GuardConfig, timeoutMs = 2000): GuardClient {
           [token, candidateId, config.name, token],
         ),
         timeoutMs,
-        'guard write',
+        timedOut('guard write', timeoutMs),
       );
       return result.affectedRows === 1 ? { accepted: true, seq: Number(result.insertId) } : { accepted: false, seq: null };
     },
@@ -91,75 +108,52 @@ export function openGuard(config: GuardConfig, timeoutMs = 2000): GuardClient {
 
 /** Creates the resource empty (token 0), replacing any earlier state of the same key/row. */
 export async function prepareGuard(config: GuardConfig): Promise<void> {
-  if (config.kind === 'redis') {
-    const client = redisClient(config.url, 5000);
-    try {
-      await client.del(config.key);
-    } finally {
-      client.disconnect();
-    }
-    return;
-  }
-  assertTable(config.table);
-  const pool = mysqlPool(config.url, 5000);
-  try {
-    await pool.query(
-      `CREATE TABLE IF NOT EXISTS \`${config.table}\` (
-         name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
-         token BIGINT UNSIGNED NOT NULL DEFAULT 0,
-         holder VARCHAR(200) CHARACTER SET ascii COLLATE ascii_bin NULL,
-         seq BIGINT UNSIGNED NOT NULL DEFAULT 0
-       ) ENGINE=InnoDB`,
-    );
-    await pool.query(`REPLACE INTO \`${config.table}\` (name, token, holder, seq) VALUES (?, 0, NULL, 0)`, [config.name]);
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
+  await withStore(config, {
+    redis: async (client, key) => {
+      await client.del(key);
+    },
+    mysql: async (pool, table, name) => {
+      await pool.query(
+        `CREATE TABLE IF NOT EXISTS \`${table}\` (
+           name VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+           token BIGINT UNSIGNED NOT NULL DEFAULT 0,
+           holder VARCHAR(200) CHARACTER SET ascii COLLATE ascii_bin NULL,
+           seq BIGINT UNSIGNED NOT NULL DEFAULT 0
+         ) ENGINE=InnoDB`,
+      );
+      await pool.query(`REPLACE INTO \`${table}\` (name, token, holder, seq) VALUES (?, 0, NULL, 0)`, [name]);
+    },
+  });
 }
 
 /** Reads what the resource holds now. */
-export async function readGuard(config: GuardConfig): Promise<GuardState> {
-  if (config.kind === 'redis') {
-    const client = redisClient(config.url, 5000);
-    try {
-      const h = await client.hgetall(config.key);
+export function readGuard(config: GuardConfig): Promise<GuardState> {
+  return withStore<GuardState>(config, {
+    redis: async (client, key) => {
+      const h = await client.hgetall(key);
       return {
         token: Number(h.token ?? 0),
         holder: h.holder ?? null,
         seq: Number(h.seq ?? 0),
         rejected: Number(h.rejected ?? 0),
       };
-    } finally {
-      client.disconnect();
-    }
-  }
-  assertTable(config.table);
-  const pool = mysqlPool(config.url, 5000);
-  try {
-    const [rows] = await pool.query<RowDataPacket[]>(`SELECT token, holder, seq FROM \`${config.table}\` WHERE name = ?`, [config.name]);
-    const row = rows[0];
-    return { token: Number(row?.token ?? 0), holder: (row?.holder as string | null) ?? null, seq: Number(row?.seq ?? 0), rejected: null };
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
+    },
+    mysql: async (pool, table, name) => {
+      const [rows] = await pool.query<RowDataPacket[]>(`SELECT token, holder, seq FROM \`${table}\` WHERE name = ?`, [name]);
+      const row = rows[0];
+      return { token: Number(row?.token ?? 0), holder: (row?.holder as string | null) ?? null, seq: Number(row?.seq ?? 0), rejected: null };
+    },
+  });
 }
 
 /** Removes the resource (the Redis key, or the MySQL row). */
 export async function dropGuard(config: GuardConfig): Promise<void> {
-  if (config.kind === 'redis') {
-    const client = redisClient(config.url, 5000);
-    try {
-      await client.del(config.key);
-    } finally {
-      client.disconnect();
-    }
-    return;
-  }
-  assertTable(config.table);
-  const pool = mysqlPool(config.url, 5000);
-  try {
-    await pool.query(`DELETE FROM \`${config.table}\` WHERE name = ?`, [config.name]);
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
+  await withStore(config, {
+    redis: async (client, key) => {
+      await client.del(key);
+    },
+    mysql: async (pool, table, name) => {
+      await pool.query(`DELETE FROM \`${table}\` WHERE name = ?`, [name]);
+    },
+  });
 }
