@@ -18,17 +18,8 @@ export function uriFor(table: string): string {
   return `${BASE_URI}?table=${table}`;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `predicate` every `everyMs` until it holds, or throws after `timeoutMs`. */
-export async function eventually(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000, everyMs = 25): Promise<void> {
-  const start = performance.now();
-  for (;;) {
-    if (await predicate()) return;
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+// The shared test helpers, under the names these tests use: poll until true, and wait.
+export { waitFor as eventually, delay as sleep } from '@conclave/test-harness';
 
 /** Drops a test table (afterAll), so runs do not pile tables up in the shared database. */
 export async function dropTable(table: string, uri = BASE_URI): Promise<void> {
