@@ -27,6 +27,15 @@ export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './e
 export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
 export { ConclaveError, CONCLAVE_ERROR_CODES, isConclaveError, toBackendError } from './errors';
 export type { ConclaveErrorCode, ConclaveErrorDetails } from './errors';
+export {
+  INSTANCE_NONCE_LENGTH,
+  MAX_INSTANCE_ID_LENGTH,
+  assertInstanceId,
+  candidateOf,
+  candidateOfNullable,
+  mayJoinLease,
+  newInstanceId,
+} from './instance-id';
 export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
 export { TickBatcher } from './tick-batcher';
