@@ -52,3 +52,5 @@ export {
   assertPositiveInteger,
   describe as describeValue,
 } from './validation';
+export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
+export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';

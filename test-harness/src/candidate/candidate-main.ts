@@ -5,7 +5,7 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { Elector, type ElectionBackend } from '@conclave/core';
+import { Elector, forwardBackend, type ElectionBackend } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { openGuard } from '../guard/guarded-resource';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
@@ -18,39 +18,30 @@ const report = (message: CandidateReport) => {
 /**
  * The backend, observed: every lease granted or extended is reported (`lease`) before the Elector
  * sees the answer, so the parent knows the latest instant at which `isLeader()` can be true even
- * if this process is frozen or killed right after. Behaviour is unchanged: every call is passed on.
+ * if this process is frozen or killed right after. Behaviour is unchanged: the whole SPI is passed
+ * on by core's `forwardBackend`, optional methods included.
  */
 function observeLeases(backend: ElectionBackend, safetyMarginMs: () => number, leaseMs: number): ElectionBackend {
-  const observed: ElectionBackend = {
-    kind: backend.kind,
-    capabilities: backend.capabilities,
-    campaign: async (request) => {
+  return forwardBackend(backend, {
+    campaign: async (next, request) => {
       const sentAt = now();
-      const result = await backend.campaign(request);
+      const result = await next(request);
       if (result.role === 'leader') {
         const untilMs = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs();
         report({ type: 'lease', atMs: now(), token: result.token, untilMs });
       }
       return result;
     },
-    renew: async (request) => {
+    renew: async (next, request) => {
       const sentAt = now();
-      const result = await backend.renew(request);
+      const result = await next(request);
       if (result.held) {
         const untilMs = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs();
         report({ type: 'lease', atMs: now(), token: request.token, untilMs });
       }
       return result;
     },
-    release: (request) => backend.release(request),
-    getLeader: (election) => backend.getLeader(election),
-    forceLeader: (election, candidateId, ms) => backend.forceLeader(election, candidateId, ms),
-    clearLeader: (election) => backend.clearLeader(election),
-    close: () => backend.close(),
-  };
-  if (backend.listCandidates) observed.listCandidates = (election) => backend.listCandidates!(election);
-  if (backend.watch) observed.watch = (election, candidateId, onChange) => backend.watch!(election, candidateId, onChange);
-  return observed;
+  });
 }
 
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Elector, type ElectionBackend, type ElectorOptions } from '@conclave/core';
-import { HangableBackend } from '../hangable-backend';
+import { ControlledBackend } from '../controlled-backend';
 import { HistoryRecorder } from '../history/history-recorder';
 import type { BackendFactory, ConformanceOptions } from './conformance-options';
 
@@ -11,7 +11,7 @@ import type { BackendFactory, ConformanceOptions } from './conformance-options';
 export class SuiteContext {
   readonly leaseMs: number;
   readonly history = new HistoryRecorder();
-  private readonly backends: HangableBackend[] = [];
+  private readonly backends: ControlledBackend[] = [];
   private readonly electors: Elector[] = [];
   private counter = 0;
 
@@ -27,9 +27,9 @@ export class SuiteContext {
     return `${this.options.electionPrefix}-${label}-${++this.counter}-${randomBytes(3).toString('hex')}`;
   }
 
-  /** A fresh backend (own connection/session) that the test can hang or freeze. */
-  async backend(): Promise<HangableBackend> {
-    const backend = new HangableBackend(await this.factory.create());
+  /** A fresh backend (own connection/session) whose client side the test controls (see ControlledBackend). */
+  async backend(): Promise<ControlledBackend> {
+    const backend = new ControlledBackend(await this.factory.create());
     this.backends.push(backend);
     return backend;
   }
@@ -55,7 +55,7 @@ export class SuiteContext {
   }
 
   /** Makes `backend` look like a frozen process to the server: calls hang, the lease lapses. */
-  async freeze(backend: HangableBackend): Promise<void> {
+  async freeze(backend: ControlledBackend): Promise<void> {
     backend.hang();
     await this.factory.freeze?.(backend.inner);
   }

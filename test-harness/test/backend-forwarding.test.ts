@@ -1,0 +1,123 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  BACKEND_METHODS,
+  OPTIONAL_BACKEND_METHODS,
+  ForwardingBackend,
+  forwardBackend,
+  type BackendMethod,
+  type ElectionBackend,
+} from '@conclave/core';
+import { MigratingBackend } from '@conclave/migrate';
+import { ControlledBackend, HangableBackend } from '@conclave/test-harness';
+
+// Every wrapper of a backend must pass on the whole SPI: each method the inner backend has (and
+// only those), with the same arguments and the same answer. The methods come from core's one
+// list (BACKEND_METHODS), which fails to compile when the SPI gains a method it does not name.
+
+interface Recorded {
+  method: BackendMethod;
+  args: unknown[];
+}
+
+/** A fake backend that answers every call with a value naming the call, and records it. */
+function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: Recorded[]; hints: Array<() => void> } {
+  const calls: Recorded[] = [];
+  const hints: Array<() => void> = [];
+  const backend: Record<string, unknown> = {
+    kind: 'fake',
+    capabilities: { listCandidates: withOptional, push: withOptional ? 'best-effort' : 'none', tokenFloor: withOptional },
+  };
+  for (const method of BACKEND_METHODS) {
+    if (!withOptional && OPTIONAL_BACKEND_METHODS.includes(method)) continue;
+    backend[method] = (...args: unknown[]) => {
+      calls.push({ method, args });
+      if (method === 'watch') {
+        hints.push(args[2] as () => void);
+        return () => undefined;
+      }
+      if (method === 'isWatching') return true;
+      return Promise.resolve({ answerOf: method });
+    };
+  }
+  return { backend: backend as unknown as ElectionBackend, calls, hints };
+}
+
+const ARGS: Record<BackendMethod, unknown[]> = {
+  campaign: [{ election: 'e1', candidateId: 'c1', leaseMs: 1234 }],
+  renew: [{ election: 'e1', candidateId: 'c1', token: 7, leaseMs: 1234 }],
+  release: [{ election: 'e1', candidateId: 'c1', token: 7 }],
+  getLeader: ['e1'],
+  forceLeader: ['e1', 'c2', 4321],
+  clearLeader: ['e1'],
+  listCandidates: ['e1'],
+  raiseTokenFloor: ['e1', 99],
+  watch: ['e1', 'c1'],
+  isWatching: ['e1', 'c1'],
+  close: [],
+};
+
+interface Wrapper {
+  name: string;
+  wrap(inner: ElectionBackend): ElectionBackend;
+  /** The wrapper reports its own kind instead of the inner one. */
+  ownKind?: boolean;
+}
+
+const other = () => fakeBackend(true).backend;
+
+const WRAPPERS: Wrapper[] = [
+  { name: 'forwardBackend', wrap: (inner) => forwardBackend(inner) },
+  { name: 'forwardBackend with hooks', wrap: (inner) => forwardBackend(inner, { all: (_m, _a, invoke) => invoke(), campaign: (next, r) => next(r) }) },
+  { name: 'ForwardingBackend', wrap: (inner) => new ForwardingBackend(inner) },
+  { name: 'ControlledBackend', wrap: (inner) => new ControlledBackend(inner) },
+  { name: 'HangableBackend', wrap: (inner) => new HangableBackend(inner) },
+  { name: 'MigratingBackend (from-only)', wrap: (inner) => new MigratingBackend({ from: inner, to: other(), phase: 'from-only' }), ownKind: true },
+  { name: 'MigratingBackend (to-only)', wrap: (inner) => new MigratingBackend({ from: other(), to: inner, phase: 'to-only' }), ownKind: true },
+];
+
+describe.each(WRAPPERS)('$name forwards the whole backend SPI', (wrapper) => {
+  test.each([...BACKEND_METHODS])('%s is passed on with its arguments and answer', async (method) => {
+    const { backend, calls, hints } = fakeBackend(true);
+    const wrapped = wrapper.wrap(backend) as unknown as Record<string, unknown>;
+    const fn = wrapped[method];
+    expect([method, typeof fn]).toEqual([method, 'function']);
+    const args = method === 'watch' ? [...ARGS.watch, () => hintsSeen.push('hint')] : ARGS[method];
+    const hintsSeen: string[] = [];
+    const answer = await (fn as (...a: unknown[]) => unknown).apply(wrapped, args);
+    const own = calls.filter((c) => c.method === method);
+    expect(own).toHaveLength(1);
+    expect(own[0]!.args.slice(0, ARGS[method].length)).toEqual(ARGS[method]);
+    if (method === 'watch') {
+      expect(typeof answer).toBe('function');
+      hints[0]!();
+      expect(hintsSeen).toEqual(['hint']);
+    } else if (method === 'isWatching') {
+      expect(answer).toBe(true);
+    } else if (method !== 'close') {
+      // close() may close more than the inner backend (MigratingBackend closes both sides).
+      expect(answer).toEqual({ answerOf: method });
+    }
+  });
+
+  test('kind and capabilities are the inner backend\'s', () => {
+    const { backend } = fakeBackend(true);
+    const wrapped = wrapper.wrap(backend);
+    expect(wrapped.capabilities).toEqual(backend.capabilities);
+    if (!wrapper.ownKind) expect(wrapped.kind).toBe('fake');
+  });
+
+  test('optional methods the inner backend lacks are absent, not faked', () => {
+    const { backend } = fakeBackend(false);
+    const wrapped = wrapper.wrap(backend) as unknown as Record<string, unknown>;
+    const present = OPTIONAL_BACKEND_METHODS.filter((m) => wrapped[m] !== undefined);
+    expect(present).toEqual([]);
+  });
+
+});
+
+test('the method list is exactly the SPI (checked against a full fake backend)', () => {
+  const { backend } = fakeBackend(true);
+  const own = Object.keys(backend).filter((k) => typeof (backend as unknown as Record<string, unknown>)[k] === 'function');
+  expect(own.sort()).toEqual([...BACKEND_METHODS].sort());
+  for (const m of OPTIONAL_BACKEND_METHODS) expect(BACKEND_METHODS).toContain(m);
+});
