@@ -13,7 +13,9 @@ export interface ControlledCall {
   answeredAt?: number;
   /** When the caller got the answer (after any delay or hold); undefined while it has not. */
   deliveredAt?: number;
-  /** The real backend's answer, as delivered (a granted lease possibly capped). */
+  /** The real backend's answer (a granted lease possibly capped), once it answered. */
+  answer?: unknown;
+  /** The answer as delivered to the caller; undefined while it has not been. */
   result?: unknown;
   error?: unknown;
 }
@@ -171,7 +173,8 @@ export class ControlledBackend extends ForwardingBackend {
       answer.then(
         (value) => {
           call.answeredAt = performance.now();
-          settle(true, this.capped(value));
+          call.answer = this.capped(value);
+          settle(true, call.answer);
         },
         (err: unknown) => {
           call.answeredAt = performance.now();

@@ -6,6 +6,7 @@ export { describeAdminOperations } from './conformance/admin-group';
 export { describeLifecycle } from './conformance/lifecycle-group';
 export { describeScale } from './conformance/scale-group';
 export { describeTokenFloor } from './conformance/token-floor-group';
+export { describeTiming } from './conformance/timing-group';
 export { describeValidation, BAD_CANDIDATE_IDS, BAD_ELECTION_NAMES, BAD_ELECTOR_OPTIONS } from './conformance/validation-group';
 export { SuiteContext } from './conformance/suite-context';
 export { ControlledBackend, HangableBackend } from './controlled-backend';

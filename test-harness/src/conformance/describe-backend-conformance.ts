@@ -8,6 +8,7 @@ import { describeLifecycle } from './lifecycle-group';
 import { describeScale } from './scale-group';
 import { describeValidation } from './validation-group';
 import { describeTokenFloor } from './token-floor-group';
+import { describeTiming } from './timing-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -46,6 +47,7 @@ export function describeBackendConformance(
     describeAdminOperations(ctx, factory.capabilities.listCandidates);
     describeLifecycle(ctx);
     describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
+    describeTiming(ctx, factory.capabilities);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
   });
