@@ -54,15 +54,22 @@ export class SuiteContext {
     return elector;
   }
 
-  /** Makes `backend` look like a frozen process to the server: calls hang, the lease lapses. */
-  async freeze(backend: ControlledBackend): Promise<void> {
-    backend.hang();
+  /**
+   * Makes `backend` look like a frozen process to the server: calls hang (or are refused at once),
+   * the lease lapses.
+   */
+  async freeze(backend: ControlledBackend, calls: 'hang' | 'refuse' = 'hang'): Promise<void> {
+    if (calls === 'hang') backend.hang();
+    else backend.failCalls();
     await this.factory.freeze?.(backend.inner);
   }
 
   async cleanup(): Promise<void> {
     this.history.detach();
-    for (const backend of this.backends) backend.unhang();
+    for (const backend of this.backends) {
+      backend.failCalls(false);
+      backend.unhang();
+    }
     await Promise.all(this.electors.splice(0).map((e) => e.stop()));
     await Promise.all(this.backends.splice(0).map((b) => b.close().catch(() => undefined)));
   }

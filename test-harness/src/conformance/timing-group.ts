@@ -137,7 +137,7 @@ const ENDINGS: Ending[] = [
     name: 'a connection that refuses every call (lost contact)',
     reason: 'lease-expired',
     atOnce: false,
-    end: ({ aBackend }) => aBackend.failCalls(),
+    end: ({ c, aBackend }) => c.freeze(aBackend, 'refuse'),
   },
 ];
 
