@@ -1,6 +1,7 @@
 /**
  * One Jest run over every package. Tests import the workspace packages from their TypeScript
- * sources (type-checking is `tsc --build`'s job, which `npm test` runs first).
+ * sources. ts-jest compiles each file alone (isolatedModules) and checks no types, so `npm test`
+ * type-checks first: `tsc --build` for the packages, `tsc -p tsconfig.typecheck.json` for the tests.
  * @type {import('jest').Config}
  */
 module.exports = {

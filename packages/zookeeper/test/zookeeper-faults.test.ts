@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { Elector, type ElectionBackend, type RevokedEvent } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
+import { waitFor } from '@conclave/test-harness';
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
 import { BackendPool, SESSION_TIMEOUT_MS } from './zookeeper-fixtures';
 
@@ -32,16 +33,6 @@ function elector(backend: ElectionBackend, electionName: string, candidateId: st
   return e;
 }
 
-async function waitFor<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Counts the watch hints each candidate receives (instrumentation, not a mock). */
 function countHints(backend: ZookeeperBackend, counts: Map<string, number>): void {
   const watch = backend.watch.bind(backend);
@@ -60,7 +51,7 @@ describe('ZooKeeper faults', () => {
     const revoked: RevokedEvent[] = [];
     a.revoked$.subscribe((ev) => revoked.push(ev));
     await a.start();
-    await waitFor(() => a.isLeader(), 'a to lead');
+    await waitFor(() => a.isLeader(), 'a to lead', 20_000);
     const oldToken = a.token!;
     const b = elector(pool.direct(), e, 'b');
     await b.start();
@@ -79,7 +70,7 @@ describe('ZooKeeper faults', () => {
 
     // a thaws: its client learns the session expired, opens a new one and rejoins as a follower.
     proxy.resume();
-    await waitFor(async () => (await frozenBackend.listCandidates(e).catch(() => [])).includes("a"), "a to rejoin", 20_000);
+    await waitFor(async () => (await frozenBackend.listCandidates(e).catch((): string[] => [])).includes('a'), 'a to rejoin', 20_000);
     expect(a.isLeader()).toBe(false);
     expect(a.state.leaderId === 'b' || a.state.leaderId === null).toBe(true);
     // Its old term is gone on the server: renewing it is refused.
@@ -87,7 +78,7 @@ describe('ZooKeeper faults', () => {
     // When b goes, a leads again — with a new, greater token.
     const bToken = b.token!;
     await b.stop();
-    await waitFor(() => a.isLeader(), 'a to lead again');
+    await waitFor(() => a.isLeader(), 'a to lead again', 20_000);
     expect(a.token!).toBeGreaterThan(bToken);
   }, 60_000);
 
@@ -106,7 +97,7 @@ describe('ZooKeeper faults', () => {
       await c.start();
     }
     expect(candidates[0]!.isLeader()).toBe(true);
-    await waitFor(() => candidates.slice(1).every((c) => c.state.role === 'follower' && c.state.leaderId === 'c00'), 'everyone to follow c00');
+    await waitFor(() => candidates.slice(1).every((c) => c.state.role === 'follower' && c.state.leaderId === 'c00'), 'everyone to follow c00', 20_000);
     const admin = pool.direct();
     expect(await admin.listCandidates(e)).toEqual(candidates.map((c) => c.candidateId));
     // Let any late hint of the joining phase arrive, then count from zero.
@@ -115,7 +106,7 @@ describe('ZooKeeper faults', () => {
 
     const oldToken = candidates[0]!.token!;
     await backends[0]!.close(); // the leader's process dies: its session is closed, its node goes
-    await waitFor(() => candidates[1]!.isLeader(), 'c01 to take over');
+    await waitFor(() => candidates[1]!.isLeader(), 'c01 to take over', 20_000);
     expect(candidates[1]!.token!).toBeGreaterThan(oldToken);
     await new Promise((r) => setTimeout(r, 1000)); // time for any wrongly woken candidate to show
     const woken = [...hints.entries()].filter(([id, count]) => count > 0 && id !== 'c00').map(([id]) => id);
@@ -127,7 +118,7 @@ describe('ZooKeeper faults', () => {
     const e = election('restart');
     const candidates = ['a', 'b', 'c'].map((id) => elector(pool.direct(), e, id));
     for (const c of candidates) await c.start();
-    const first = await waitFor(() => candidates.find((c) => c.isLeader()), 'a leader');
+    const first = await waitFor(() => candidates.find((c) => c.isLeader()), 'a leader', 20_000);
     const firstToken = first.token!;
 
     await server!.restart();
