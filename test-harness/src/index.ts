@@ -9,6 +9,7 @@ export { describeTokenFloor } from './conformance/token-floor-group';
 export { describeTiming } from './conformance/timing-group';
 export { describeValidation, BAD_CANDIDATE_IDS, BAD_ELECTION_NAMES, BAD_ELECTOR_OPTIONS } from './conformance/validation-group';
 export { SuiteContext } from './conformance/suite-context';
+export { leaderOf } from './campaign-result';
 export { ControlledBackend, HangableBackend } from './controlled-backend';
 export type { CallFilter, ControlledCall } from './controlled-backend';
 export { HistoryRecorder, monotonicMs } from './history/history-recorder';

@@ -86,9 +86,17 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
       test('listCandidates is absent or rejects with NOT_SUPPORTED', async () => {
         const c = ctx();
         const admin = await c.backend();
-        if (!admin.inner.listCandidates) return expect(admin.inner.listCandidates).toBeUndefined();
-        const err = await admin.inner.listCandidates(c.election('nolist')).catch((e: unknown) => e);
-        expect(isConclaveError(err, 'NOT_SUPPORTED')).toBe(true);
+        const list = admin.inner.listCandidates;
+        // The wrapper has the method exactly when the backend has it.
+        expect(typeof admin.listCandidates).toBe(typeof list);
+        const outcome =
+          list === undefined
+            ? 'absent'
+            : await list.call(admin.inner, c.election('nolist')).then(
+                (ids) => `resolved with ${JSON.stringify(ids)}`,
+                (err: unknown) => (isConclaveError(err, 'NOT_SUPPORTED') ? 'NOT_SUPPORTED' : err),
+              );
+        expect(['absent', 'NOT_SUPPORTED']).toContain(outcome);
       });
     }
   });
