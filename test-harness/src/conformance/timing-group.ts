@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
-import { isConclaveError, type BackendCapabilities, type Elector, type RevokeReason } from '@conclave/core';
+import { candidateOfNullable, isConclaveError, type BackendCapabilities, type Elector, type RevokeReason } from '@conclave/core';
 import type { ControlledBackend, ControlledCall } from '../controlled-backend';
 import { checkSplitBrain } from '../history/split-brain-checker';
 import { waitFor } from '../wait-for';
@@ -257,7 +257,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       await waitFor(() => a.isLeader(), 'a to lead', LONG_LEASE_MS);
       const b = await longElector(c, election, 'b', await c.backend(), 100);
       await b.start();
-      await waitFor(() => b.state.leaderId === 'a', 'b to see a lead', LONG_LEASE_MS);
+      await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', LONG_LEASE_MS);
       const admin = await c.backend();
       const endedAt = performance.now();
       await end(a);
@@ -283,7 +283,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         expect(a.token).toBe(token);
         const b = await c.elector(election, 'b');
         await b.start();
-        await waitFor(() => b.state.leaderId === 'a', 'b to see a lead', c.leaseMs * 10);
+        await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', c.leaseMs * 10);
 
         let abortedAtRevoke: boolean | null = null;
         let revokedFor: RevokeReason | null = null;
@@ -376,7 +376,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       await waitFor(() => a.isLeader(), 'a to lead', c.leaseMs * 10);
       const aToken = a.token!;
       await b.start();
-      await waitFor(() => b.state.leaderId === 'a', 'b to see a lead', c.leaseMs * 10);
+      await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', c.leaseMs * 10);
       const sameToken: string[] = [];
       const check = () => {
         if (a.isLeader() && b.isLeader() && !(b.token! > a.token!)) sameToken.push(`a ${a.token}, b ${b.token}`);
@@ -424,7 +424,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         const bBackend = await c.backend();
         const b = await c.elector(election, 'b', { backend: bBackend, leaseMs: LONG_LEASE_MS, retryMs: LONG_LEASE_MS / 2 });
         await b.start();
-        await waitFor(() => b.state.leaderId === 'a', 'b to see a lead', LONG_LEASE_MS);
+        await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', LONG_LEASE_MS);
         if (bBackend.isWatching) await waitFor(() => bBackend.isWatching!(election, 'b'), 'b\'s watch to be up', LONG_LEASE_MS);
         const stoppedAt = performance.now();
         await a.stop();
