@@ -49,12 +49,22 @@ export class MixedFleet {
     return elector;
   }
 
-  /** Samples every few ms who believes it leads; more than one at once is a split brain. */
+  /**
+   * Samples every few ms who believes it leads; more than one at once is a split brain. Each
+   * leader also records a unit of work (guarded by isLeader(), as users' code is), so the checker
+   * can find work done after a newer term began.
+   */
   startSampling(): void {
     this.sampler = setInterval(() => {
+      for (const e of this.electors) this.history.work(e);
       const leading = this.electors.filter((e) => e.isLeader()).map((e) => e.candidateId);
       if (leading.length > 1) this.leaderSamples.push(leading);
     }, 5);
+  }
+
+  /** Units of work recorded so far. */
+  get workDone(): number {
+    return this.history.events.filter((e) => e.kind === 'work').length;
   }
 
   get doubleLeaderSamples(): string[][] {
