@@ -197,8 +197,8 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       backend.releaseReplies();
       await waitFor(() => late.every((call) => call.deliveredAt !== undefined), 'the late answers to arrive');
       await new Promise((r) => setImmediate(r));
-      expect(a.isLeader()).toBe(false);
-      expect(a.token).toBeNull();
+      // Not leading in that term (a new term of its own, after its release, is fine).
+      expect([a.token === token, a.isLeader() && a.token! <= token]).toEqual([false, false]);
       expect(late.some((call) => (call.result as { held?: boolean } | undefined)?.held === true)).toBe(true);
       expect(checkSplitBrain(c.history.events).intervals.filter((iv) => iv.token === token && iv.endMs === Infinity)).toEqual([]);
     });
@@ -390,9 +390,10 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         revokedAt = performance.now();
         reason = e.reason;
       });
-      const actedAt = performance.now();
+      let returnedAt = Infinity;
       try {
         await act(await c.backend(), election);
+        returnedAt = performance.now();
         await waitFor(() => revokedAt !== null, 'a\'s term to end', c.leaseMs * 10);
         await waitFor(() => [a, b].some((e) => e.isLeader() && e.token! > aToken), 'a new term', c.leaseMs * 10);
       } finally {
@@ -400,12 +401,16 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         subs.forEach((s) => s.unsubscribe());
       }
       expect(reason).toBe('lease-lost');
-      // The first renewal a sent after the admin call began was refused, and its answer ended the term.
-      const next = aBackend.calls.find((call) => call.method === 'renew' && call.sentAt >= actedAt && call.deliveredAt !== undefined);
-      expect(next).toBeDefined();
-      expect((next!.result as { held?: boolean } | undefined)?.held).toBe(false);
-      expect(revokedAt!).toBeGreaterThanOrEqual(next!.deliveredAt!);
-      expect(revokedAt! - next!.deliveredAt!).toBeLessThan(c.leaseMs / 10);
+      // What ended the term was a refused renewal (a hint may have made a renew early)...
+      const renewals = aBackend.calls.filter(
+        (call) => call.method === 'renew' && call.deliveredAt !== undefined && (call.args[0] as { token: number }).token === aToken,
+      );
+      const refusal = renewals.filter((call) => call.deliveredAt! <= revokedAt!).pop();
+      expect((refusal?.result as { held?: boolean } | undefined)?.held).toBe(false);
+      expect(revokedAt! - refusal!.deliveredAt!).toBeLessThan(c.leaseMs / 10);
+      // ...and no later than the first renewal a sent once the admin call had returned.
+      const next = renewals.find((call) => call.sentAt >= returnedAt);
+      if (next) expect(refusal!.sentAt).toBeLessThanOrEqual(next.sentAt);
       expect(sameToken).toEqual([]);
       expect(checkSplitBrain(c.history.events).tokenRegressions).toEqual([]);
     });
