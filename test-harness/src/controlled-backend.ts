@@ -58,6 +58,7 @@ export class ControlledBackend extends ForwardingBackend {
   private replyDelay: { filter?: CallFilter; ms: number | ((call: ControlledCall) => number) } | null = null;
   private replyHold: { filter?: CallFilter } | null = null;
   private grantCap: number | null = null;
+  private hangAfterCall: CallFilter | null = null;
   private hungCalls: Array<(err: Error) => void> = [];
   private heldReplies: Array<() => void> = [];
 
@@ -98,6 +99,14 @@ export class ControlledBackend extends ForwardingBackend {
   releaseReplies(): void {
     this.replyHold = null;
     for (const deliver of this.heldReplies.splice(0)) deliver();
+  }
+
+  /**
+   * Hangs (see `hang()`) the moment the answer of the next call matching `filter` is delivered,
+   * with no gap in which the caller could send another: a process frozen right after a reply.
+   */
+  hangAfter(filter: CallFilter): void {
+    this.hangAfterCall = filter;
   }
 
   /** Granted leases are reported as at most `ms`; `null` turns it off. */
@@ -151,6 +160,10 @@ export class ControlledBackend extends ForwardingBackend {
       const settle = (ok: boolean, value: unknown) => {
         const deliver = () => {
           call.deliveredAt = performance.now();
+          if (this.hangAfterCall && matches(this.hangAfterCall, call)) {
+            this.hangAfterCall = null;
+            this.hang();
+          }
           if (ok) {
             call.result = value;
             resolve(value);

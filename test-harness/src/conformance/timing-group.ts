@@ -322,7 +322,9 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       await a.start();
       await waitFor(() => a.isLeader(), 'a to lead', c.leaseMs * 10);
       const aToken = a.token!;
-      await waitFor(() => aBackend.calls.some((call) => call.method === 'renew' && grantOf(call) !== null), 'a renewal', c.leaseMs * 10);
+      // a freezes the moment its next renewal is granted: the lease then runs its full length.
+      aBackend.hangAfter((call) => call.method === 'renew' && grantOf({ ...call, result: call.answer }) !== null);
+      await waitFor(() => aBackend.isHanging, 'a granted renewal', c.leaseMs * 10);
       await c.freeze(aBackend);
       await waitFor(
         () => aBackend.calls.every((call) => !call.reachedServer || call.deliveredAt !== undefined),
@@ -336,9 +338,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         if (granted !== null) leaseEnd = Math.max(leaseEnd, call.sentAt + granted);
       }
       const b = await c.backend();
-      // b campaigns without pause through the last part of the lease and after it.
-      const startAt = leaseEnd - c.leaseMs / 2;
-      if (performance.now() < startAt) await new Promise((r) => setTimeout(r, startAt - performance.now()));
+      // b campaigns without pause from now, through the end of the lease.
       let won: { repliedAt: number; token: number } | null = null;
       let lastRefusalAt = -Infinity;
       const giveUpAt = performance.now() + c.leaseMs * 20 + 30_000;
