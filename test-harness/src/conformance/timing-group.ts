@@ -299,7 +299,11 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
             if (ev.token > token) abortedWhenNextTermStarted ??= signal.aborted;
           });
         }
-        signal.addEventListener('abort', () => (leadingAtAbort = a.isLeader()));
+        let abortBeforeDeadline: boolean | null = null;
+        signal.addEventListener('abort', () => {
+          leadingAtAbort = a.isLeader();
+          abortBeforeDeadline = performance.now() < allowedDeadline(a, aBackend);
+        });
 
         await ending.end({ c, a, aBackend, election });
         if (ending.atOnce) expect(signal.aborted).toBe(true);
@@ -307,6 +311,8 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         expect(revokedFor).toBe(ending.reason);
         expect(abortedAtRevoke).toBe(true);
         expect(leadingAtAbort).toBe(false);
+        // Every ending but the deadline itself aborts while the lease still runs.
+        if (ending.reason !== 'lease-expired') expect(abortBeforeDeadline).toBe(true);
         expect(isConclaveError(signal.reason, 'LEASE_LOST')).toBe(true);
         // Whoever leads next, a's signal had aborted by then.
         await waitFor(() => abortedWhenNextTermStarted !== null, 'a next term', c.leaseMs * 20);
