@@ -9,6 +9,7 @@ import { describeScale } from './scale-group';
 import { describeValidation } from './validation-group';
 import { describeTokenFloor } from './token-floor-group';
 import { describeTiming } from './timing-group';
+import { describeDuplicateIds } from './duplicate-id-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -46,6 +47,7 @@ export function describeBackendConformance(
     describeLeaseOwnership(ctx);
     describeAdminOperations(ctx, factory.capabilities.listCandidates);
     describeLifecycle(ctx);
+    describeDuplicateIds(ctx);
     describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
     describeTiming(ctx, factory.capabilities);
     describeScale(ctx, resolved.manyElections);
