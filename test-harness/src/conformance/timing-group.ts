@@ -436,7 +436,7 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         const b = await c.elector(election, 'b', { backend: bBackend, leaseMs: LONG_LEASE_MS, retryMs: LONG_LEASE_MS / 2 });
         await b.start();
         await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', LONG_LEASE_MS);
-        if (bBackend.isWatching) await waitFor(() => bBackend.isWatching!(election, 'b'), 'b\'s watch to be up', LONG_LEASE_MS);
+        if (bBackend.isWatching) await waitFor(() => bBackend.isWatching!(election, b.instanceId), 'b\'s watch to be up', LONG_LEASE_MS);
         const stoppedAt = performance.now();
         await a.stop();
         // b's next look without push: a poll at retryMs (half a lease) or the lease's end.
