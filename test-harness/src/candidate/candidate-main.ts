@@ -129,7 +129,9 @@ async function main(): Promise<void> {
   // The parent went away: leave the election rather than lead an orphaned test.
   process.on('disconnect', () => void stop());
   await elector.start();
-  report({ type: 'ready', atMs: now(), pid: process.pid });
+  // The instance id, where the Elector has one: a duplicate of this candidate id campaigns under another.
+  const instanceId = (elector as { instanceId?: unknown }).instanceId;
+  report({ type: 'ready', atMs: now(), pid: process.pid, ...(typeof instanceId === 'string' ? { instanceId } : {}) });
 }
 
 main().catch((err: unknown) => {
