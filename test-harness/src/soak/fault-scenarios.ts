@@ -4,9 +4,9 @@ import type { FaultCluster } from './fault-cluster';
 
 /** What a directed scenario observed, for the test to assert on (with `checkSplitBrain` on the history). */
 export interface ScenarioOutcome {
-  /** The candidate the fault hit. */
+  /** The candidate process the fault hit (`<id>@<pid>`). */
   victim: string;
-  /** The candidate elected after the fault (null if none within the wait). */
+  /** The process elected after the fault (null if none within the wait). */
   successor: string | null;
   /** When the fault began / the successor was elected / the victim reported its revocation (monotonic ms). */
   faultAtMs: number;
@@ -21,9 +21,9 @@ async function waitForSuccessor(cluster: FaultCluster, victim: string, timeoutMs
   const until = monotonicMs() + timeoutMs;
   while (monotonicMs() < until) {
     for (const slot of cluster.slots) {
-      if (slot.proc.id === victim) continue;
+      if (slot.proc.key === victim) continue;
       const elected = [...slot.proc.reports].reverse().find((r) => r.type === 'elected');
-      if (elected && slot.proc.leading && cluster.leadingNow(slot)) return { id: slot.proc.id, atMs: elected.atMs };
+      if (elected && slot.proc.leading && cluster.leadingNow(slot)) return { id: slot.proc.key, atMs: elected.atMs };
     }
     await delay(20);
   }
@@ -31,7 +31,7 @@ async function waitForSuccessor(cluster: FaultCluster, victim: string, timeoutMs
 }
 
 function outcome(cluster: FaultCluster, victim: string, faultAtMs: number, successor: { id: string; atMs: number } | null): ScenarioOutcome {
-  const proc = cluster.processes.find((p) => p.id === victim)!;
+  const proc = cluster.processes.find((p) => p.key === victim)!;
   const revoked = proc.reports.find((r) => r.type === 'revoked' && r.atMs >= faultAtMs);
   const writes = proc.writes().filter((w) => w.atMs >= faultAtMs);
   const work = proc.history().filter((e) => e.kind === 'work' && successor && e.atMs >= successor.atMs);
@@ -58,7 +58,7 @@ function outcome(cluster: FaultCluster, victim: string, faultAtMs: number, succe
 export async function frozenLeaderScenario(cluster: FaultCluster, takeoverTimeoutMs = 20_000): Promise<ScenarioOutcome> {
   if ((await cluster.waitForLeader(30_000)) === null) throw new Error('no leader to freeze');
   const slot = cluster.leader()!;
-  const victim = slot.proc.id;
+  const victim = slot.proc.key;
   const proc = slot.proc;
   await delay(200); // let it write a few times with its token
   const faultAtMs = monotonicMs();
@@ -82,7 +82,7 @@ export async function frozenLeaderScenario(cluster: FaultCluster, takeoverTimeou
 export async function silentPartitionScenario(cluster: FaultCluster, takeoverTimeoutMs = 20_000): Promise<ScenarioOutcome> {
   if ((await cluster.waitForLeader(30_000)) === null) throw new Error('no leader to partition');
   const slot = cluster.leader()!;
-  const victim = slot.proc.id;
+  const victim = slot.proc.key;
   await delay(200);
   const faultAtMs = monotonicMs();
   slot.proxy.blackhole();
@@ -118,4 +118,133 @@ export async function serverRestartScenario(
     await delay(300);
   }
   return waits;
+}
+
+/**
+ * A server without persistence crashes while a candidate leads and comes back empty, once per
+ * entry of `downs` (its down time, ms). In every other round the leader's link is slow (a
+ * quarter lease each way) from the crash until a lease after the restart, so the followers
+ * reach the empty server before the leader's next renewal does. Nobody may be granted a new
+ * term on the empty server while the old leader's lease can still make its `isLeader()` true:
+ * the history must show no overlap. Returns, per round, how long after the restart a candidate
+ * led (null: none within `waitMs`).
+ */
+export async function emptyRestartScenario(
+  cluster: FaultCluster,
+  downs: readonly number[] = [1500, 1500, 300, 300, 800, 800],
+  serverIndex = 0,
+  waitMs = 25_000,
+): Promise<Array<number | null>> {
+  if (!cluster.env.restartLosesState) throw new Error(`the ${cluster.topology} topology keeps its data across restarts`);
+  const server = cluster.env.servers[serverIndex]!;
+  const waits: Array<number | null> = [];
+  for (const [round, downMs] of downs.entries()) {
+    if ((await cluster.waitForLeader(30_000)) === null) throw new Error('no leader before the crash');
+    // Let the leader renew once or twice first, so its lease is well alive at the crash.
+    await delay(cluster.leaseMs / 2);
+    const leader = cluster.leader();
+    const slow = round % 2 === 1 ? (leader?.links[serverIndex] ?? null) : null;
+    await server.kill();
+    slow?.delay(Math.round(cluster.leaseMs / 4));
+    try {
+      await delay(downMs);
+      await server.restart();
+      waits.push(await cluster.waitForLeader(waitMs));
+      await delay(Math.max(0, cluster.leaseMs - (waits[waits.length - 1] ?? 0)));
+    } finally {
+      slow?.delay(0);
+    }
+    // Past every lease granted before the crash, so the next round starts from one leader.
+    await delay(cluster.leaseMs);
+  }
+  return waits;
+}
+
+/**
+ * Redlock over three masters: the leader A loses its link to one master (blackholed), and
+ * another master restarts empty while A still holds the third: A then holds one master but its
+ * `isLeader()` runs to the end of the lease its last majority granted. Nobody else may gain a
+ * majority (the restarted master and the one A cannot reach) before that: no overlap. Returns
+ * the fault's outcome (victim A, successor if any).
+ */
+export async function quorumMinorityRestartScenario(
+  cluster: FaultCluster,
+  options: { cutServer?: number; restartServer?: number; downMs?: number } = {},
+): Promise<ScenarioOutcome> {
+  const cutServer = options.cutServer ?? 2;
+  const restartServer = options.restartServer ?? 1;
+  if (cluster.env.servers.length < 3) throw new Error('needs three servers');
+  if ((await cluster.waitForLeader(30_000)) === null) throw new Error('no leader before the faults');
+  const slot = cluster.leader()!;
+  const victim = slot.proc.key;
+  await delay(cluster.leaseMs / 3);
+  const faultAtMs = monotonicMs();
+  const link = slot.links[cutServer]!;
+  link.blackhole();
+  let successor: { id: string; atMs: number } | null = null;
+  try {
+    // A's key on the master it cannot reach expires a lease after its last renewal there; the
+    // restart lands just before, so the master it lost and the empty one form a majority for
+    // anyone else while A's last majority lease still runs.
+    await delay(cluster.leaseMs * 0.7);
+    await cluster.env.servers[restartServer]!.kill();
+    await delay(options.downMs ?? 150);
+    await cluster.env.servers[restartServer]!.restart();
+    successor = await waitForSuccessor(cluster, victim, cluster.leaseMs * 4);
+    await delay(cluster.leaseMs);
+  } finally {
+    link.resume();
+  }
+  await delay(500);
+  return outcome(cluster, victim, faultAtMs, successor);
+}
+
+/**
+ * Two processes with one candidate id (the `duplicate-id` topology): the leading duplicate is,
+ * in turn, frozen past its lease, killed and replaced by a new process with the same id, and
+ * told to step down, so that the other one (and the replacement) campaigns while it holds or
+ * has just held the lease under that id. Returns how many times a duplicate led.
+ */
+export async function duplicateIdScenario(cluster: FaultCluster): Promise<number> {
+  if (cluster.topology !== 'duplicate-id') throw new Error('needs the duplicate-id topology');
+  const dups = cluster.slots.filter((s) => s.proc.id === cluster.slots[0]!.proc.id);
+  // Let both start and settle: the second one campaigned while the first led.
+  await delay(cluster.leaseMs * 2);
+  const steps: Array<(slot: (typeof dups)[number]) => Promise<void>> = [
+    async (slot) => {
+      slot.frozen = true;
+      slot.proc.freeze();
+      await delay(cluster.leaseMs * 1.5);
+      slot.proc.thaw();
+      slot.frozen = false;
+    },
+    async (slot) => {
+      slot.proc.kill('SIGKILL');
+      await delay(100);
+      await cluster.spawn(slot);
+    },
+    async (slot) => {
+      slot.proc.send({ type: 'stepDown' });
+      await delay(cluster.leaseMs);
+    },
+  ];
+  let dupLed = 0;
+  for (const step of steps) {
+    await cluster.waitForLeader(20_000);
+    // Make a duplicate lead: step the other leader down until one of the duplicates leads.
+    for (let i = 0; i < 5; i++) {
+      const leader = cluster.leader();
+      if (leader && dups.includes(leader)) break;
+      leader?.proc.send({ type: 'stepDown' });
+      await delay(cluster.leaseMs);
+      await cluster.waitForLeader(20_000);
+    }
+    const leader = cluster.leader();
+    if (leader && dups.includes(leader)) {
+      dupLed++;
+      await step(leader);
+    }
+    await delay(cluster.leaseMs);
+  }
+  return dupLed;
 }
