@@ -161,15 +161,17 @@ export async function emptyRestartScenario(
 }
 
 /**
- * Redlock over three masters: the leader A loses its link to one master (blackholed), and
- * another master restarts empty while A still holds the third: A then holds one master but its
- * `isLeader()` runs to the end of the lease its last majority granted. Nobody else may gain a
- * majority (the restarted master and the one A cannot reach) before that: no overlap. Returns
- * the fault's outcome (victim A, successor if any).
+ * Redlock over three masters: the leader A loses its link to one master (`cut`: reset and
+ * refused, or `blackhole`: silent), and once A's key there has expired another master restarts
+ * empty while A still holds the third: the master A lost and the empty one form a majority for
+ * anyone else, while A's `isLeader()` runs to the end of the lease its last majority granted
+ * (and A's next renewal may repair its key on the empty master). With `slow`, A's link to the
+ * restarting master is slow (a quarter lease each way) from the crash until a lease later, so
+ * the others reach it first. Nobody may lead while A can: no overlap.
  */
 export async function quorumMinorityRestartScenario(
   cluster: FaultCluster,
-  options: { cutServer?: number; restartServer?: number; downMs?: number } = {},
+  options: { cutServer?: number; restartServer?: number; downMs?: number; how?: 'cut' | 'blackhole'; slow?: boolean } = {},
 ): Promise<ScenarioOutcome> {
   const cutServer = options.cutServer ?? 2;
   const restartServer = options.restartServer ?? 1;
@@ -180,19 +182,21 @@ export async function quorumMinorityRestartScenario(
   await delay(cluster.leaseMs / 3);
   const faultAtMs = monotonicMs();
   const link = slot.links[cutServer]!;
-  link.blackhole();
+  const slowLink = options.slow ? slot.links[restartServer]! : null;
+  if (options.how === 'blackhole') link.blackhole();
+  else link.cut();
   let successor: { id: string; atMs: number } | null = null;
   try {
-    // A's key on the master it cannot reach expires a lease after its last renewal there; the
-    // restart lands just before, so the master it lost and the empty one form a majority for
-    // anyone else while A's last majority lease still runs.
-    await delay(cluster.leaseMs * 0.7);
+    // A's key on the master it cannot reach expires a lease after its last renewal there.
+    await delay(cluster.leaseMs * 0.9);
     await cluster.env.servers[restartServer]!.kill();
+    slowLink?.delay(Math.round(cluster.leaseMs / 4));
     await delay(options.downMs ?? 150);
     await cluster.env.servers[restartServer]!.restart();
-    successor = await waitForSuccessor(cluster, victim, cluster.leaseMs * 4);
+    successor = await waitForSuccessor(cluster, victim, cluster.leaseMs * 3);
     await delay(cluster.leaseMs);
   } finally {
+    slowLink?.delay(0);
     link.resume();
   }
   await delay(500);
