@@ -219,7 +219,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   if (report.workOutsideTerm.length) problems.push(`${report.workOutsideTerm.length} units of work outside the worker's term`);
   const g = report.guard;
   if (g && g.staleWrites.length) problems.push(`${g.staleWrites.length} stale writes accepted by the guarded resource`);
-  if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two candidates`);
+  if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two processes`);
   if (g && guardState && guardState.seq < g.accepted) problems.push(`guard counted ${guardState.seq} accepted writes, candidates ${g.accepted}`);
   if (recovery.late.length) problems.push(`${recovery.late.length} heals not followed by a leader within ${recoveryBoundMs} ms`);
 
@@ -274,16 +274,18 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
 
 /**
  * A follower whose `leader$` names its own candidate id for more than a lease. Where candidate
- * ids repeat, naming its own id is right while another process with that id leads (an interval
- * of the history meets the span), so only the rest of the span counts.
+ * ids repeat, naming its own id is right while another process with that id leads, and after it
+ * died for as long as its lease or session lingers on the server: a span that meets a twin's
+ * term, extended by the environment's recovery margin, is not counted.
  */
 function findSelfLeaderFollowers(cluster: FaultCluster, intervals: readonly LeadershipInterval[], leaseMs: number): Array<{ process: string; atMs: number }> {
+  const linger = cluster.env.recoveryMarginMs;
   const found: Array<{ process: string; atMs: number }> = [];
   for (const proc of cluster.processes) {
     let leading = false;
     let since: number | null = null;
     const twinLeads = (fromMs: number, untilMs: number) =>
-      intervals.some((iv) => iv.candidateId === proc.id && iv.process !== proc.key && iv.startMs <= untilMs && iv.endMs >= fromMs);
+      intervals.some((iv) => iv.candidateId === proc.id && iv.process !== proc.key && iv.startMs <= untilMs && iv.endMs + linger >= fromMs);
     const flush = (untilMs: number) => {
       if (since !== null && untilMs - since > leaseMs && !twinLeads(since, untilMs)) found.push({ process: proc.key, atMs: since });
       since = null;

@@ -122,7 +122,7 @@ export function safetyProblems(cluster: FaultCluster): { detail: string; problem
   const work = (w: { process?: string; candidateId: string; token: number; atMs: number }) => `${w.process ?? w.candidateId} token ${w.token} at ${Math.round(w.atMs)}`;
   const problems: Record<string, unknown[]> = {
     overlaps: few(
-      report.overlaps.map(([a, b]) => `${a.process} (token ${a.token}) and ${b.process} (token ${b.token}) for ${Math.round(Math.min(a.endMs, b.endMs) - b.startMs)} ms`),
+      report.overlaps.map(([a, b]) => `${a.process} (token ${a.token}) and ${b.process} (token ${b.token}) for ${Number.isFinite(Math.min(a.endMs, b.endMs)) ? `${Math.round(Math.min(a.endMs, b.endMs) - b.startMs)} ms` : "the rest of the history"}`),
     ),
     tokenRegressions: few(report.tokenRegressions.map(([a, b]) => `${a.process} ${a.token} then ${b.process} ${b.token}`)),
     staleWork: few(report.staleWork.map(work)),
