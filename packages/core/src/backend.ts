@@ -14,6 +14,14 @@
  *   async method and never leaves a rejection unhandled.
  * - A backend may serve many elections and many candidates of one election in one process, and
  *   may batch calls made in the same event-loop turn into one round trip (see `TickBatcher`).
+ * - Instance ids: the `candidateId` of `campaign`, `renew`, `release`, `watch` and `isWatching` is
+ *   what the Elector holds leases under, `"<candidate id> <nonce>"` (see instance-id.ts), so two
+ *   processes started with one candidate id never share a term. A backend stores and compares it
+ *   whole, validates it with `assertInstanceId`, and may report it whole in `CampaignResult` and
+ *   `RenewResult` (the core reads the candidate id out of it). Admin answers (`getLeader`,
+ *   `listCandidates`) give candidate ids (`candidateOf`). `forceLeader` takes a candidate id; the
+ *   lease it creates is adopted, same term, by the first instance of that candidate to campaign
+ *   (`mayJoinLease`).
  */
 export interface ElectionBackend {
   /** Short lowercase name of the backend kind (`memory`, `mysql`, `redis`, `zookeeper`), used in logs and errors. */

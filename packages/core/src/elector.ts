@@ -6,6 +6,7 @@ import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions
 import type { Logger } from './logger';
 import { electorMetrics, type ElectorMetrics } from './metrics';
 import { GridTimers, gridTimers } from './grid-timers';
+import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
@@ -89,6 +90,11 @@ const POLL_GRID_MS = 10;
 export class Elector {
   readonly election: string;
   readonly candidateId: string;
+  /**
+   * What this Elector holds leases under: `candidateId`, a space and a nonce of its own, so that
+   * two processes started with one candidate id never share a term (see instance-id.ts).
+   */
+  readonly instanceId: string;
   readonly options: Readonly<ResolvedElectorOptions>;
 
   private readonly backend: ElectionBackend;
@@ -118,6 +124,8 @@ export class Elector {
   private lastContactAt = 0;
   private readonly metrics: ElectorMetrics = electorMetrics();
   private unobserveLease: (() => void) | null = null;
+  /** The instance id of another Elector with our candidate id that leads, while one does. */
+  private duplicateLeader: string | null = null;
 
   readonly state$: Observable<LeadershipState>;
   readonly isLeader$: Observable<boolean>;
@@ -131,6 +139,7 @@ export class Elector {
     this.backend = this.options.backend;
     this.election = this.options.election;
     this.candidateId = this.options.candidateId;
+    this.instanceId = newInstanceId(this.candidateId);
     this.log = this.options.logger;
     this.stateSubject = new BehaviorSubject<LeadershipState>({ role: 'stopped', leaderId: null, token: null });
     this.state$ = this.stateSubject.asObservable();
@@ -180,6 +189,13 @@ export class Elector {
     if (this.role === 'leader' && this.term && now >= this.term.deadline) {
       return { ...base, ok: false, problem: 'leader past its lease deadline without renewing' };
     }
+    if (this.duplicateLeader !== null && this.role === 'follower') {
+      return {
+        ...base,
+        ok: false,
+        problem: `duplicate candidate id: another Elector with candidate id ${JSON.stringify(this.candidateId)} leads`,
+      };
+    }
     if ((this.role === 'leader' || this.role === 'follower') && this.failures > 0 && now - this.lastContactAt > this.options.leaseMs) {
       return { ...base, ok: false, problem: `backend unreachable for more than a lease (${this.failures} failed calls)` };
     }
@@ -206,7 +222,7 @@ export class Elector {
     this.log.info(this.context(), 'campaign started');
     if (this.backend.watch && this.backend.capabilities.push !== 'none') {
       try {
-        this.unwatch = this.backend.watch(this.election, this.candidateId, () => this.onChangeHint());
+        this.unwatch = this.backend.watch(this.election, this.instanceId, () => this.onChangeHint());
       } catch (err) {
         // Without push the core polls at retryMs: slower hand-over, same safety.
         this.log.warn({ ...this.context(), err }, 'watch failed; polling instead');
@@ -353,7 +369,7 @@ export class Elector {
     try {
       result = await this.timed(
         'campaign',
-        this.backend.campaign({ election: this.election, candidateId: this.candidateId, leaseMs }),
+        this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs }),
         leaseMs - safetyMarginMs,
         () => this.unavailable('campaign timed out'),
       );
@@ -394,10 +410,12 @@ export class Elector {
         this.becomeLeader(result.token, deadline, Math.min(result.leaseMs, leaseMs));
       }
     } else {
-      if (result.leaderId !== this.state.leaderId || result.token !== this.state.token) {
-        this.publish({ role: 'follower', leaderId: result.leaderId, token: result.token, reason: this.state.reason });
+      const leaderId = candidateOfNullable(result.leaderId);
+      if (leaderId !== this.state.leaderId || result.token !== this.state.token) {
+        this.publish({ role: 'follower', leaderId, token: result.token, reason: this.state.reason });
       }
-      if (result.leaderId === this.candidateId) {
+      this.noticeDuplicate(result.leaderId);
+      if (result.leaderId === this.instanceId) {
         // The backend names us leader yet did not give us the lease (a stale node or row of
         // ours): look again at retryMs rather than wait for a push that may never come.
         this.log.warn({ ...this.context() }, 'backend reports this candidate as leader without a lease');
@@ -421,7 +439,7 @@ export class Elector {
     try {
       const result = await this.timed(
         'renew',
-        this.backend.renew({ election: this.election, candidateId: this.candidateId, token: term.token, leaseMs }),
+        this.backend.renew({ election: this.election, candidateId: this.instanceId, token: term.token, leaseMs }),
         Math.max(1, term.deadline - sentAt),
         () => this.unavailable('renew timed out'),
       );
@@ -434,7 +452,7 @@ export class Elector {
         term.renewEveryMs = this.renewInterval(granted);
         this.scheduleRenewal();
       } else {
-        this.revoke('lease-lost', result.leaderId);
+        this.revoke('lease-lost', candidateOfNullable(result.leaderId));
       }
     } catch (err) {
       if (epoch !== this.epoch) return;
@@ -468,6 +486,7 @@ export class Elector {
   // ---- transitions ----------------------------------------------------------------------
 
   private becomeLeader(token: number, deadline: number, grantedMs: number): void {
+    this.noticeDuplicate(null);
     this.epoch++;
     this.role = 'leader';
     this.lastToken = token;
@@ -481,6 +500,25 @@ export class Elector {
     for (const task of this.tasks) {
       if (this.term === term) this.runTask(task, term);
     }
+  }
+
+  /**
+   * Tracks whether the leader a backend names is another instance with our candidate id. Such a
+   * duplicate cannot share our term (each instance holds leases under its own id), but it is a
+   * deployment mistake worth saying: a warning when it starts, a `health()` problem while it lasts.
+   */
+  private noticeDuplicate(leaderInstance: string | null): void {
+    const duplicate =
+      leaderInstance !== null && leaderInstance !== this.instanceId && candidateOf(leaderInstance) === this.candidateId
+        ? leaderInstance
+        : null;
+    if (duplicate !== null && this.duplicateLeader === null) {
+      this.log.warn(
+        { ...this.context(), instance: this.instanceId, leaderInstance: duplicate },
+        'another Elector with this candidate id leads this election; candidate ids should be unique',
+      );
+    }
+    this.duplicateLeader = duplicate;
   }
 
   /** Ends the current term locally, at once: isLeader() is false when this returns. */
@@ -533,6 +571,7 @@ export class Elector {
     this.unwatch?.();
     this.unwatch = null;
     this.holdOffUntil = 0;
+    this.duplicateLeader = null;
     this.publish({ role: 'stopped', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign stopped');
   }
@@ -548,7 +587,7 @@ export class Elector {
     try {
       await this.timed(
         'release',
-        this.backend.release({ election: this.election, candidateId: this.candidateId, token }),
+        this.backend.release({ election: this.election, candidateId: this.instanceId, token }),
         this.options.leaseMs,
         () => this.unavailable('release timed out'),
       );
@@ -661,7 +700,7 @@ export class Elector {
     if (this.unwatch === null) return false;
     if (!this.backend.isWatching) return true;
     try {
-      return this.backend.isWatching(this.election, this.candidateId);
+      return this.backend.isWatching(this.election, this.instanceId);
     } catch {
       return false;
     }

@@ -11,6 +11,7 @@ import type {
 } from './backend';
 import { ConclaveError } from './errors';
 import { assertCandidateId, assertElectionName, assertPositiveInteger } from './validation';
+import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
 
 export interface MemoryBackendOptions {
@@ -72,10 +73,11 @@ export class MemoryBackend implements ElectionBackend {
     const now = performance.now();
     record.candidates.set(candidateId, now);
     const lease = this.liveLease(record, now);
-    if (lease && lease.holder !== candidateId) {
+    if (lease && !mayJoinLease(lease.holder, candidateId)) {
       return { role: 'follower', leaderId: lease.holder, token: lease.token, leaseRemainingMs: lease.expiresAt - now };
     }
     if (lease) {
+      lease.holder = candidateId;
       lease.expiresAt = now + leaseMs;
       return { role: 'leader', token: lease.token, leaseMs };
     }
@@ -113,11 +115,12 @@ export class MemoryBackend implements ElectionBackend {
   async getLeader(election: string): Promise<LeaderInfo | null> {
     const record = await this.enter(election);
     const lease = this.liveLease(record, performance.now());
-    return lease ? { candidateId: lease.holder, token: lease.token } : null;
+    return lease ? { candidateId: candidateOf(lease.holder), token: lease.token } : null;
   }
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    assertCandidateId(candidateId, this.kind, election);
     const record = await this.enter(election, candidateId);
     record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: performance.now() + leaseMs };
     this.notify(record);
@@ -149,13 +152,13 @@ export class MemoryBackend implements ElectionBackend {
     const ids = [...record.candidates.entries()]
       .filter(([id, seen]) => seen >= staleBefore && id !== lease?.holder)
       .sort((a, b) => a[1] - b[1])
-      .map(([id]) => id);
-    return lease ? [lease.holder, ...ids] : ids;
+      .map(([id]) => candidateOf(id));
+    return lease ? [candidateOf(lease.holder), ...ids] : ids;
   }
 
   watch(election: string, candidateId: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
-    assertCandidateId(candidateId, this.kind, election);
+    assertInstanceId(candidateId, this.kind, election);
     const record = this.record(election);
     // Each subscription gets its own function so one candidate can watch twice.
     const listener = () => onChange();
@@ -177,7 +180,7 @@ export class MemoryBackend implements ElectionBackend {
   // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
   private async enter(election: string, ...candidate: [candidateId?: string]): Promise<ElectionRecord> {
     assertElectionName(election, this.kind);
-    if (candidate.length > 0) assertCandidateId(candidate[0], this.kind, election);
+    if (candidate.length > 0) assertInstanceId(candidate[0], this.kind, election);
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.closed) throw new ConclaveError('CLOSED', 'the memory backend is closed', { backend: this.kind, election });
     return this.record(election);

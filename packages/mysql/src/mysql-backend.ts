@@ -2,6 +2,8 @@ import {
   ConclaveError,
   TickBatcher,
   assertCandidateId,
+  assertInstanceId,
+  candidateOf,
   assertElectionName,
   assertPositiveInteger,
   type BackendCapabilities,
@@ -148,11 +150,12 @@ export class MysqlBackend implements ElectionBackend {
     await this.ready(election);
     const [rows] = (await this.run([leaderSql(this.table, election)], election)) as [Array<Record<string, unknown>>];
     const row = rows[0];
-    return row ? { candidateId: String(row.holder), token: Number(row.term) } : null;
+    return row ? { candidateId: candidateOf(String(row.holder)), token: Number(row.term) } : null;
   }
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
     this.validate(election, candidateId);
+    assertCandidateId(candidateId, KIND, election);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     await this.ready(election);
     const [ok] = (await this.run([forceSql(this.table, election, candidateId, leaseMs)], election)) as [{ insertId?: unknown }];
@@ -280,7 +283,7 @@ export class MysqlBackend implements ElectionBackend {
   // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
   private validate(election: string, ...candidate: [candidateId?: string]): void {
     assertElectionName(election, KIND);
-    if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
+    if (candidate.length > 0) assertInstanceId(candidate[0], KIND, election);
     this.assertOpen(election);
   }
 

@@ -14,6 +14,8 @@
  *   (see `campaignScript`).
  */
 
+import { candidateOf } from '@conclave/core';
+
 /** A value that goes into SQL: strings as hex literals, numbers as safe integers. */
 export type SqlValue = string | number;
 
@@ -57,7 +59,7 @@ const FREE = `(holder IS NULL OR expires_at IS NULL OR expires_at <= ${NOW})`;
 export function schemaSql(table: string): string {
   return `CREATE TABLE IF NOT EXISTS ${q(table)} (
   \`name\` VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL COMMENT 'election name',
-  \`holder\` VARCHAR(200) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'candidate id of the lease holder; NULL when released or cleared',
+  \`holder\` VARCHAR(240) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'instance id (candidate id, space, nonce) or forced candidate id of the lease holder; NULL when released or cleared',
   \`term\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'fencing token: +1 whenever the lease changes hands',
   \`term_floor\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
   \`expires_at\` DATETIME(3) NULL COMMENT 'lease end, UTC, server clock (UTC_TIMESTAMP(3))',
@@ -78,28 +80,32 @@ export interface CampaignGroup {
  *   holder (the seeds' `IF(last_seen_active < now() - INTERVAL ? SECOND, …)`), in ms;
  * - `term` goes up by one exactly when the row changes hands (new term ⇒ new fencing token),
  *   and above `term_floor` when a migration raised it (see `raiseFloorSql`);
- *   a live holder campaigning again keeps its term and gets its lease extended.
+ *   a live holder campaigning again keeps its term and gets its lease extended;
+ * - an instance id (`"<candidate> <nonce>"`) adopts, same term, a lease forced to its bare
+ *   candidate id (`holder = candidate`), so two instances of one candidate never share a term.
  *
  * The order of the assignments matters. MySQL evaluates them left to right, each seeing the
  * columns already assigned; MariaDB does the same unless `SIMULTANEOUS_ASSIGNMENT` is set, then
  * each sees the old row. `term` and `holder` come first and read only columns not yet assigned
  * (`holder`, `expires_at`). `expires_at` reads `holder`, which differs between the two modes,
- * but its condition (`holder` is us, or the lease was free) is true in both exactly when we now
- * hold the lease: left to right, `holder` is us iff we were the holder or took the free row;
- * simultaneously, the old `holder` is us or the old lease was free. Same answer either way.
+ * but its condition (`holder` is us or our bare candidate id, or the lease was free) is true in
+ * both exactly when we now hold the lease: left to right, `holder` is us iff we were the holder,
+ * adopted a forced lease or took the free row; simultaneously, the old `holder` is us or our
+ * candidate id, or the old lease was free. Same answer either way.
  */
 export function campaignSql(table: string, group: CampaignGroup): string {
   const rows = group.elections.map(() => `(?, ?, 1, ${NOW} + INTERVAL ? MICROSECOND)`).join(', ');
   const values: SqlValue[] = [];
   const leaseUs = group.leaseMs * 1000;
   for (const election of group.elections) values.push(election, group.candidateId, leaseUs);
-  values.push(group.candidateId, group.candidateId, leaseUs);
+  const candidate = candidateOf(group.candidateId);
+  values.push(candidate, group.candidateId, group.candidateId, candidate, leaseUs);
   return bind(
     `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES ${rows}
 ON DUPLICATE KEY UPDATE
   term = IF(${FREE}, GREATEST(term, term_floor) + 1, term),
-  holder = IF(${FREE}, ?, holder),
-  expires_at = IF(holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
+  holder = IF(${FREE} OR holder = ?, ?, holder),
+  expires_at = IF(holder = ? OR holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
     values,
   );
 }

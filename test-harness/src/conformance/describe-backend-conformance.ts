@@ -8,6 +8,7 @@ import { describeLifecycle } from './lifecycle-group';
 import { describeScale } from './scale-group';
 import { describeValidation } from './validation-group';
 import { describeTokenFloor } from './token-floor-group';
+import { describeDuplicateIds } from './duplicate-id-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -45,6 +46,7 @@ export function describeBackendConformance(
     describeLeaseOwnership(ctx);
     describeAdminOperations(ctx, factory.capabilities.listCandidates);
     describeLifecycle(ctx);
+    describeDuplicateIds(ctx);
     describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);

@@ -20,7 +20,7 @@ export const BAD_ELECTION_NAMES: unknown[] = [
   {},
 ];
 
-export const BAD_CANDIDATE_IDS: unknown[] = ['', 'has space', 'tab\there', 'x'.repeat(201), 'ünicode', 'nul\u0000', 7, null];
+export const BAD_CANDIDATE_IDS: unknown[] = ['', 'has a space', 'tab\there', 'x'.repeat(201), 'ünicode', 'nul\u0000', 7, null];
 
 export const BAD_ELECTOR_OPTIONS: Array<Record<string, unknown>> = [
   { leaseMs: 0 },
