@@ -233,15 +233,19 @@ export async function duplicateIdScenario(cluster: FaultCluster): Promise<number
     },
   ];
   let dupLed = 0;
+  const bound = cluster.leaseMs + cluster.env.recoveryMarginMs;
+  const waitForLeader = async () => {
+    if ((await cluster.waitForLeader(bound)) === null) throw new Error(`no leader within ${bound} ms`);
+  };
   for (const step of steps) {
-    await cluster.waitForLeader(20_000);
+    await waitForLeader();
     // Make a duplicate lead: step the other leader down until one of the duplicates leads.
     for (let i = 0; i < 5; i++) {
       const leader = cluster.leader();
       if (leader && dups.includes(leader)) break;
       leader?.proc.send({ type: 'stepDown' });
       await delay(cluster.leaseMs);
-      await cluster.waitForLeader(20_000);
+      await waitForLeader();
     }
     const leader = cluster.leader();
     if (leader && dups.includes(leader)) {
