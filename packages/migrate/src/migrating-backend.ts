@@ -1,5 +1,6 @@
 import {
   assertCandidateId,
+  assertInstanceId,
   assertElectionName,
   type BackendCapabilities,
   type CampaignRequest,
@@ -130,6 +131,7 @@ export class MigratingBackend implements ElectionBackend {
   async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
     if (this.phase !== 'dual') return this.single().forceLeader(election, candidateId, leaseMs);
     validate(election, candidateId);
+    assertCandidateId(candidateId, KIND, election);
     const onFrom = await this.from.forceLeader(election, candidateId, leaseMs);
     if (this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
       await this.to.raiseTokenFloor(election, Math.max(0, onFrom.token - 1));
@@ -192,7 +194,7 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
 // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
 function validate(election: string, ...candidate: [candidateId?: string]): void {
   assertElectionName(election, KIND);
-  if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
+  if (candidate.length > 0) assertInstanceId(candidate[0], KIND, election);
 }
 
 function termKey(election: string, candidateId: string): string {

@@ -1,6 +1,7 @@
 import {
   ConclaveError,
   assertCandidateId,
+  assertInstanceId,
   assertElectionName,
   assertPositiveInteger,
   type BackendCapabilities,
@@ -74,6 +75,7 @@ export class RedisBackend implements ElectionBackend {
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
     const keys = this.enter(election, candidateId);
+    assertCandidateId(candidateId, this.kind, election);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     return this.ops.forceLeader(keys, election, candidateId, leaseMs);
   }
@@ -103,7 +105,7 @@ export class RedisBackend implements ElectionBackend {
    */
   watch(election: string, candidateId: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
-    assertCandidateId(candidateId, this.kind, election);
+    assertInstanceId(candidateId, this.kind, election);
     // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
     // would escape synchronously from Elector.start()).
     if (this.closed) return () => undefined;
@@ -181,7 +183,7 @@ export class RedisBackend implements ElectionBackend {
    */
   private enter(election: string, ...candidate: [candidateId?: string]): ElectionKeys {
     assertElectionName(election, this.kind);
-    if (candidate.length > 0) assertCandidateId(candidate[0], this.kind, election);
+    if (candidate.length > 0) assertInstanceId(candidate[0], this.kind, election);
     if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
     return electionKeys(this.options.keyPrefix, election);
   }

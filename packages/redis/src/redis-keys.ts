@@ -30,6 +30,13 @@ export interface ElectionKeys {
   candidates: string;
   /** Pub/sub channel: a message means "the leadership may have changed". */
   channel: string;
+  /**
+   * String, one per key prefix (not per election): the server time (ms) from which this master
+   * holds conclave's state. Absent on a master that never held it or lost it (a restart without
+   * persistence, a flush); see the restart fence in redis-scripts.ts. Outside the election's hash
+   * tag: scripts run on one master, never on a Redis Cluster.
+   */
+  epoch: string;
 }
 
 export function electionKeys(prefix: string, election: string): ElectionKeys {
@@ -39,5 +46,6 @@ export function electionKeys(prefix: string, election: string): ElectionKeys {
     term: `${base}:term`,
     candidates: `${base}:candidates`,
     channel: `${base}:changed`,
+    epoch: `${prefix}epoch`,
   };
 }

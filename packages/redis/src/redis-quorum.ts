@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
+import { ConclaveError, candidateOf, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';
@@ -49,8 +49,8 @@ export class QuorumLeaseOps implements LeaseOps {
     const sentAt = performance.now();
     const replies = await this.onAll(() => ({
       script: CAMPAIGN,
-      keys: [keys.lease, keys.term, keys.candidates],
-      args: [candidateId, leaseMs, this.cttl(leaseMs), '0', '0'],
+      keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
+      args: [candidateId, leaseMs, this.cttl(leaseMs), '0', '0', candidateOf(candidateId)],
       election,
     }));
     const mine: number[] = []; // indices of masters where this candidate holds the lease now
@@ -62,6 +62,10 @@ export class QuorumLeaseOps implements LeaseOps {
       const [code, a, b, c] = r.value as [number, string, string, string | number];
       if (code === 0) {
         highest = Math.max(highest, parseToken(b) ?? 0);
+        return;
+      }
+      if (code === 3) {
+        highest = Math.max(highest, parseToken(b) ?? 0); // fenced: b is the term counter
         return;
       }
       mine.push(i);
@@ -113,11 +117,18 @@ export class QuorumLeaseOps implements LeaseOps {
     const held = replies.filter((r) => r.ok && (r.value as unknown[])[0] === 1).length;
     const failed = replies.filter((r) => !r.ok).length;
     const granted = this.granted(leaseMs);
-    if (held >= this.majority) {
+    // A master holding another candidate's lease with a greater token: a newer term was committed
+    // on a majority, which this term no longer has, whatever the masters we cannot reach say.
+    const superseded = replies.some((r) => {
+      if (!r.ok) return false;
+      const [code, holder, held] = r.value as [number, string | null, string | null];
+      return code === 0 && holder != null && holder !== candidateId && (parseToken(held) ?? 0) > token;
+    });
+    if (held >= this.majority && !superseded) {
       if (performance.now() - sentAt < granted) return { held: true, leaseMs: granted };
       throw this.unavailable('renewal confirmed too late to use', election);
     }
-    if (held + failed >= this.majority) {
+    if (held + failed >= this.majority && !superseded) {
       throw this.unavailable(`only ${replies.length - failed} of ${this.nodes.length} masters answered`, election, firstError(replies));
     }
     // Lost: take back what this term still holds (or just repaired) on a minority, so it does
@@ -154,7 +165,7 @@ export class QuorumLeaseOps implements LeaseOps {
     const winner = mostCommon(votes, this.majority);
     if (winner === null) return null;
     const space = winner.indexOf(' ');
-    return { candidateId: winner.slice(space + 1), token: Number(winner.slice(0, space)) };
+    return { candidateId: candidateOf(winner.slice(space + 1)), token: Number(winner.slice(0, space)) };
   }
 
   async forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo> {
@@ -206,7 +217,7 @@ export class QuorumLeaseOps implements LeaseOps {
       if (parsed.holder) holders.push(parsed.holder);
       for (const [id, score] of parsed.seen) seen.set(id, Math.max(score, seen.get(id) ?? 0));
     }
-    return orderCandidates(mostCommon(holders, this.majority), seen);
+    return orderCandidates(mostCommon(holders, this.majority), seen).map(candidateOf);
   }
 
   /** On a majority, so that every later majority read (a prepare) meets one raised counter. */
@@ -260,6 +271,7 @@ export class QuorumLeaseOps implements LeaseOps {
       if (!r.ok) return Infinity;
       if (mine.includes(i)) return 0;
       const [code, holder, token, pttl] = r.value as [number, string, string, string | number];
+      if (code === 3) return Math.max(0, Number(holder)); // restart fence: free after waitMs
       if (code !== 0) return 0;
       holders.push(holder);
       if (!tokens.has(holder) || parseToken(token) !== null) tokens.set(holder, parseToken(token));

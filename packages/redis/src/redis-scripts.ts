@@ -27,15 +27,52 @@ local function next_token(term, floor)
   if floor == '1' and now > n then n = now end
   return n
 end
+local function fence_wait(key, lease)
+  local info = redis.pcall('INFO', 'server')
+  local run, up = nil, nil
+  if type(info) == 'string' then
+    run = string.match(info, 'run_id:(%w+)')
+    up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+  end
+  run = run or 'unknown'
+  local since = now
+  if up then since = now - up * 1000 end
+  local mark = redis.call('GET', key)
+  local r, s = nil, nil
+  if mark then r, s = string.match(mark, '^(%w+):(%d+)$') end
+  if not r then
+    redis.call('SET', key, run .. ':' .. str(since))
+  elseif r ~= run then
+    since = now
+    redis.call('SET', key, run .. ':' .. str(now))
+  elseif tonumber(s) > since then
+    since = tonumber(s)
+  end
+  return since + lease - now
+end
 `;
 
+// The restart fence (Redlock's "delayed restart", done by the library rather than asked of
+// operators). A master restarted without persistence or from an older snapshot, or a replica
+// promoted in its place, may have lost leases that candidates still count on: granting a new term
+// there at once could make a second leader while the first one's lease runs. So a new term is
+// granted only once a whole lease (the asker's) has passed since this master began to hold its
+// present state: its start (INFO's uptime, rounded so the fence errs long), or the moment it was
+// first seen under another run id than the one recorded in the prefix's epoch key (a promoted
+// replica carries its old master's key). Every lease granted before the loss has ended by then.
+// Renewals and hand-overs of live leases are not delayed, and a server up for longer than a lease
+// costs nothing. Without the right to run INFO, the fence starts when the epoch key is first
+// found missing. A FLUSHALL on a running server is not detected: don't flush a live election.
+
 /**
- * Acquire-or-join (seed 004's `tryLock`, made atomic and fenced).
- * KEYS: lease, term, candidates. ARGV: id, leaseMs, candidateTtlMs (0 = not tracked),
- * assign ('1': one master, the token is chosen here; '0': quorum prepare, token '0' until COMMIT),
- * clockFloor ('1'/'0').
+ * Acquire-or-join (a watchdog lock's `tryLock`, made atomic and fenced).
+ * KEYS: lease, term, candidates, epoch. ARGV: id (instance id), leaseMs, candidateTtlMs
+ * (0 = not tracked), assign ('1': one master, the token is chosen here; '0': quorum prepare,
+ * token '0' until COMMIT), clockFloor ('1'/'0'), candidate (the instance's bare candidate id: a
+ * lease forced to it is adopted, same term).
  * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
- * {0, holder, token, pttl} held by another.
+ * {0, holder, token, pttl} held by another | {3, waitMs, term, now} free, but this master is
+ * inside its restart fence for waitMs more.
  */
 export const CAMPAIGN = script(
   'campaign',
@@ -49,12 +86,15 @@ end
 local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
 local term = num(redis.call('GET', KEYS[2]))
 if cur[1] then
-  if cur[1] == id then
+  if cur[1] == id or cur[1] == ARGV[6] then
+    if cur[1] ~= id then redis.call('HSET', KEYS[1], 'holder', id) end
     redis.call('PEXPIRE', KEYS[1], lease)
     return {1, cur[2] or '0', str(term), str(now)}
   end
   return {0, cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1])}
 end
+local wait = fence_wait(KEYS[4], lease)
+if wait > 0 then return {3, str(wait), str(term), str(now)} end
 local token = '0'
 if ARGV[4] == '1' then
   token = str(next_token(term, ARGV[5]))
@@ -87,7 +127,7 @@ return 1
  * KEYS: lease, term, candidates. ARGV: id, token, leaseMs, candidateTtlMs, repair ('1' in quorum).
  * With repair, a master that lost the lease (restart) or never saw our token (late prepare) gets
  * it back, unless its term counter shows a newer term; such a master does not count as "held".
- * Returns {1} held | {2} repaired | {0, holder or false}.
+ * Returns {1} held | {2} repaired | {0, holder or false, holder's token or false}.
  */
 export const RENEW = script(
   'renew',
@@ -103,7 +143,7 @@ elseif ARGV[5] == '1' and (not cur[1] or (cur[1] == id and cur[2] == '0'))
   redis.call('SET', KEYS[2], token)
   code = 2
 end
-if code == 0 then return {0, cur[1]} end
+if code == 0 then return {0, cur[1], cur[2]} end
 redis.call('PEXPIRE', KEYS[1], lease)
 if cttl > 0 then
   redis.call('ZADD', KEYS[3], now + cttl, id)

@@ -1,4 +1,4 @@
-import type { CampaignResult, LeaderInfo, RenewResult } from '@conclave/core';
+import { candidateOf, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';
@@ -21,10 +21,14 @@ export class SingleLeaseOps implements LeaseOps {
   async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<CampaignResult> {
     const reply = (await this.node.run({
       script: CAMPAIGN,
-      keys: [keys.lease, keys.term, keys.candidates],
-      args: [candidateId, leaseMs, this.cttl(leaseMs), '1', this.options.tokenClockFloor ? '1' : '0'],
+      keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
+      args: [candidateId, leaseMs, this.cttl(leaseMs), '1', this.options.tokenClockFloor ? '1' : '0', candidateOf(candidateId)],
       election,
     })) as [number, string, string, string | number];
+    if (reply[0] === 3) {
+      // Restart fence: nobody leads; look again when it ends.
+      return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: Math.max(0, Number(reply[1])) };
+    }
     if (reply[0] !== 0) {
       // SET … PX on the server starts the lease when the request arrives, which is after it was
       // sent: the whole leaseMs counts from the send.
@@ -62,7 +66,7 @@ export class SingleLeaseOps implements LeaseOps {
   async getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null> {
     const reply = (await this.node.run({ script: LEADER, keys: [keys.lease], args: [], election })) as string[];
     const token = parseToken(reply[1]);
-    return reply[0] && token !== null ? { candidateId: reply[0], token } : null;
+    return reply[0] && token !== null ? { candidateId: candidateOf(reply[0]), token } : null;
   }
 
   async forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo> {
@@ -87,7 +91,7 @@ export class SingleLeaseOps implements LeaseOps {
   async listCandidates(keys: ElectionKeys, election: string): Promise<string[]> {
     const reply = await this.node.run({ script: CANDIDATES, keys: [keys.lease, keys.candidates], args: [], election });
     const { holder, seen } = parseCandidates(reply);
-    return orderCandidates(holder, seen);
+    return orderCandidates(holder, seen).map(candidateOf);
   }
 
   async raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void> {

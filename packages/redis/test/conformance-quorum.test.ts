@@ -1,7 +1,7 @@
 import { RedisBackend } from '@conclave/redis';
 import { describeBackendConformance } from '@conclave/test-harness';
 import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
-import { uniquePrefix } from './helpers';
+import { pastRestartFence, uniquePrefix } from './helpers';
 
 const capabilities = { listCandidates: true, push: 'best-effort', tokenFloor: true } as const;
 
@@ -10,7 +10,8 @@ describe('quorum of three masters', () => {
   let servers: RedisServer[] = [];
   beforeAll(async () => {
     servers = await startRedisServers(3);
-  });
+    await pastRestartFence(servers.map((s) => s.url), 1500);
+  }, 30_000);
   afterAll(() => Promise.all(servers.map((s) => s.stop())));
   const keyPrefix = uniquePrefix();
   describeBackendConformance('redis quorum (3 of 3 up)', {
@@ -25,7 +26,8 @@ describe('quorum of three masters, one stopped', () => {
   beforeAll(async () => {
     servers = await startRedisServers(3);
     await servers[2]!.stop();
-  });
+    await pastRestartFence(servers.slice(0, 2).map((s) => s.url), 1500);
+  }, 30_000);
   afterAll(() => Promise.all(servers.map((s) => s.stop())));
   const keyPrefix = uniquePrefix();
   describeBackendConformance('redis quorum (2 of 3 up)', {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from '@conclave/core';
+import Redis from 'ioredis';
 import { RedisBackend, type RedisBackendOptions } from '@conclave/redis';
 
 /** The shared server of this machine; tests use a random key prefix and never flush it. */
@@ -64,5 +65,28 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
     if (await predicate()) return;
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Waits until every server has been up for longer than `leaseMs`: a freshly started master is
+ * inside its restart fence (it grants no new term for a lease after it starts; see
+ * redis-scripts.ts), which tests that are not about the fence wait out once, up front.
+ */
+export async function pastRestartFence(urls: readonly string[], leaseMs: number): Promise<void> {
+  const clients = urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }));
+  try {
+    for (const client of clients) {
+      for (;;) {
+        const info = await client.info('server');
+        const up = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0);
+        // uptime is whole seconds, rounded down: one more second makes it a lower bound.
+        const left = leaseMs - up * 1000 + 1000;
+        if (left <= 0) break;
+        await new Promise((r) => setTimeout(r, Math.min(left, 500)));
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.quit().catch(() => undefined)));
   }
 }

@@ -43,7 +43,7 @@ describe('RedisBackend options', () => {
   test('names are validated in every method before any I/O', async () => {
     const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
     expect(await code(b.campaign({ election: 'bad name', candidateId: 'a', leaseMs: 1000 }))).toBe('INVALID_NAME');
-    expect(await code(b.renew({ election: 'e', candidateId: 'has space', token: 1, leaseMs: 1000 }))).toBe('INVALID_NAME');
+    expect(await code(b.renew({ election: 'e', candidateId: 'has a space', token: 1, leaseMs: 1000 }))).toBe('INVALID_NAME');
     expect(await code(b.release({ election: '{x}', candidateId: 'a' }))).toBe('INVALID_NAME');
     expect(await code(b.getLeader(''))).toBe('INVALID_NAME');
     expect(await code(b.forceLeader('e', 'a', -1))).toBe('INVALID_OPTIONS');

@@ -2,13 +2,14 @@ import { Elector, isConclaveError } from '@conclave/core';
 import Redis from 'ioredis';
 import { RedisBackend, electionKeys } from '@conclave/redis';
 import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
-import { BackendPool, uniqueName, uniquePrefix, waitFor } from './helpers';
+import { BackendPool, pastRestartFence, uniqueName, uniquePrefix, waitFor } from './helpers';
 
 let servers: RedisServer[] = [];
 const pool = new BackendPool();
 beforeAll(async () => {
   servers = await startRedisServers(3);
-});
+  await pastRestartFence(servers.map((s) => s.url), 10_000);
+}, 30_000);
 afterEach(() => pool.closeAll());
 afterAll(() => Promise.all(servers.map((s) => s.stop())));
 
@@ -41,6 +42,7 @@ describe('RedisBackend quorum mode', () => {
   test('a leader keeps its lease with one master down, and loses it (UNAVAILABLE) with two down', async () => {
     const local = await startRedisServers(3);
     try {
+      await pastRestartFence(local.map((s) => s.url), 3000);
       const prefix = uniquePrefix();
       const prefixOf = (_: RedisBackend) => prefix;
       const b = pool.redis({ urls: local.map((s) => s.url), keyPrefix: prefix });
