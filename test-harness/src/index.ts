@@ -49,13 +49,15 @@ export type { FaultBackendKind, FaultEnvironment, FaultServer, FaultTopology } f
 export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS } from './soak/fault-run';
 export type { FaultKind, FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
 export {
+  connectedServer,
   duplicateIdScenario,
   emptyRestartScenario,
+  ensembleScenario,
   frozenLeaderScenario,
   quorumMinorityRestartScenario,
   serverRestartScenario,
   silentPartitionScenario,
 } from './soak/fault-scenarios';
-export type { ScenarioOutcome } from './soak/fault-scenarios';
+export type { EnsembleScenarioResult, ScenarioOutcome } from './soak/fault-scenarios';
 export { describeFaultSuite, safetyProblems, topologyFaultRunTest } from './soak/fault-test-suite';
 export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMariadb } from '../servers/mysql-server';
 import { RedisServer } from '../servers/redis-server';
-import { startZookeeperEnsemble, startZookeeperServer, type ZookeeperEnsemble } from '../servers/zookeeper-server';
+import { startZookeeperEnsemble, startZookeeperServer, type ZookeeperEnsemble, type ZookeeperServerOptions } from '../servers/zookeeper-server';
 
 export type FaultBackendKind = 'mysql' | 'redis' | 'zookeeper';
 export const FAULT_BACKENDS: readonly FaultBackendKind[] = ['mysql', 'redis', 'zookeeper'];
@@ -73,8 +73,11 @@ export interface FaultEnvironment {
   readonly recoveryMarginMs: number;
   /** Ensemble only: the index of the server the ensemble currently follows, or null. */
   ensembleLeader?(): Promise<number | null>;
-  /** Ensemble only, when the launcher offers it: server i cut from its peers; its clients still reach it. */
-  isolateServer?(index: number): void;
+  /**
+   * Ensemble only, when the launcher offers it: server i cut from its peers, its clients still
+   * reach it; `silent` (links stop moving bytes, sockets open) or `cut` (reset and refused).
+   */
+  isolateServer?(index: number, how?: 'silent' | 'cut'): void;
   /** Ends `isolateServer`. */
   healServers?(): void;
   /** Stops every server and removes its data. Idempotent. */
@@ -103,12 +106,12 @@ export function zookeeperSessionTimeoutMs(leaseMs: number): number {
 }
 
 /**
- * What the ensemble launcher offers to cut one member from its peers while its clients still
- * reach it (per-peer-link proxies). Optional: older launchers lack it, and the `isolate` fault
- * is then not drawn.
+ * What the ensemble launcher offers, started with `peerProxies`, to cut one member from its
+ * peers while its clients still reach it (a proxy on every peer link). Optional: a launcher
+ * without it has no `isolate`, and the `isolate` fault is then not drawn.
  */
 interface IsolatingEnsemble extends ZookeeperEnsemble {
-  isolate?(serverIndex: number): void;
+  isolate?(serverIndex: number, how?: 'silent' | 'cut'): void;
   heal?(): void;
 }
 
@@ -213,7 +216,8 @@ export async function startFaultEnvironment(kind: FaultBackendKind, leaseMs: num
   const zkUrl = (ports: readonly number[]) =>
     `zookeeper://${ports.map((p) => `127.0.0.1:${p}`).join(',')}?sessionTimeoutMs=${sessionTimeoutMs}`;
   if (topology === 'ensemble') {
-    const ensemble: IsolatingEnsemble = await startZookeeperEnsemble();
+    const ensembleOptions: ZookeeperServerOptions & { peerProxies?: boolean } = { peerProxies: true };
+    const ensemble: IsolatingEnsemble = await startZookeeperEnsemble(ensembleOptions);
     const canIsolate = typeof ensemble.isolate === 'function' && typeof ensemble.heal === 'function';
     return withFirstServer({
       kind,
@@ -227,7 +231,7 @@ export async function startFaultEnvironment(kind: FaultBackendKind, leaseMs: num
         const i = modes.indexOf('leader');
         return i < 0 ? null : i;
       },
-      ...(canIsolate ? { isolateServer: (i: number) => ensemble.isolate!(i), healServers: () => ensemble.heal!() } : {}),
+      ...(canIsolate ? { isolateServer: (i: number, how?: 'silent' | 'cut') => ensemble.isolate!(i, how), healServers: () => ensemble.heal!() } : {}),
       close: () => ensemble.close(),
     });
   }

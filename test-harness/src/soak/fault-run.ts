@@ -37,8 +37,9 @@ import type { FaultBackendKind, FaultEnvironment, FaultTopology } from './fault-
  * - `link` (several servers): one candidate's link to one server blackholed or cut (half each),
  *   0.5–2.5 × lease, its links to the others untouched; in an ensemble, the server its client
  *   is connected to.
- * - `isolate` (ensemble, when the launcher can): one server cut from its peers while its clients
- *   still reach it, 1–3 × lease; the server the leader's client uses 60 % of the time.
+ * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
+ *   resets, half each) while its clients still reach it, 1–3 × lease; the server the leader's
+ *   client uses 60 % of the time.
  */
 export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate';
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -468,7 +469,7 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
       return;
     }
     case 'isolate':
-      env.isolateServer!(server);
+      env.isolateServer!(server, f.blackhole ? 'silent' : 'cut');
       await delay(f.holdMs);
       env.healServers!();
       return;

@@ -1,6 +1,6 @@
 import { monotonicMs } from '../history/history-recorder';
 import { delay } from '../wait-for';
-import type { FaultCluster } from './fault-cluster';
+import type { CandidateSlot, FaultCluster } from './fault-cluster';
 
 /** What a directed scenario observed, for the test to assert on (with `checkSplitBrain` on the history). */
 export interface ScenarioOutcome {
@@ -255,4 +255,78 @@ export async function duplicateIdScenario(cluster: FaultCluster): Promise<number
     await delay(cluster.leaseMs);
   }
   return dupLed;
+}
+
+/** The index of the server `slot`'s client is connected to (through its proxies), or null. */
+export function connectedServer(slot: CandidateSlot): number | null {
+  const i = slot.links.findIndex((l) => l.openConnections() > 0);
+  return i < 0 ? null : i;
+}
+
+export interface EnsembleScenarioResult {
+  /** One line per step: what was done, to which server, and how long until a leader (ms). */
+  steps: string[];
+  /** Per step: ms from the heal until some candidate led (null: none within the bound). */
+  waits: Array<number | null>;
+}
+
+/**
+ * ZooKeeper ensemble of three, in turn: (1) the server the leader's client uses is isolated
+ * from its peers (silently) while the client still reaches it, past the session timeout; (2) the
+ * same with resets; (3) the ensemble's leader is killed and restarted; (4) the leader's client is
+ * cut from its server (it must move to another, or lose leadership before anyone else leads).
+ * The history must show no overlap; after each heal a leader within `boundMs`.
+ */
+export async function ensembleScenario(cluster: FaultCluster, boundMs: number): Promise<EnsembleScenarioResult> {
+  const env = cluster.env;
+  if (env.topology !== 'ensemble') throw new Error('needs the ensemble topology');
+  const sessionMs = Math.ceil((cluster.leaseMs * 3) / 2);
+  const steps: string[] = [];
+  const waits: Array<number | null> = [];
+  const leaderSlot = async (): Promise<CandidateSlot> => {
+    if ((await cluster.waitForLeader(boundMs)) === null) throw new Error(`no leader within ${boundMs} ms`);
+    return cluster.leader()!;
+  };
+  const settle = async (label: string) => {
+    const wait = await cluster.waitForLeader(boundMs);
+    waits.push(wait);
+    steps.push(`${label}: leader after ${wait === null ? 'none' : `${Math.round(wait)} ms`}`);
+    await delay(cluster.leaseMs);
+  };
+  for (const how of ['silent', 'cut'] as const) {
+    if (!env.isolateServer || !env.healServers) {
+      steps.push(`isolate (${how}): skipped, the ensemble launcher cannot isolate a server`);
+      continue;
+    }
+    const slot = await leaderSlot();
+    const server = connectedServer(slot) ?? 0;
+    env.isolateServer(server, how);
+    try {
+      await delay(sessionMs + cluster.leaseMs);
+    } finally {
+      env.healServers();
+    }
+    await settle(`isolate server ${server} (${how}) under ${slot.proc.key}`);
+  }
+  {
+    await leaderSlot();
+    const index = (await env.ensembleLeader?.()) ?? 0;
+    await env.servers[index]!.kill();
+    await delay(1000);
+    await env.servers[index]!.restart();
+    await settle(`ensemble leader (server ${index}) killed, restarted after 1 s`);
+  }
+  {
+    const slot = await leaderSlot();
+    const server = connectedServer(slot) ?? 0;
+    const link = slot.links[server]!;
+    link.cut();
+    try {
+      await delay(2 * cluster.leaseMs);
+    } finally {
+      link.resume();
+    }
+    await settle(`${slot.proc.key} cut from server ${server}`);
+  }
+  return { steps, waits };
 }
