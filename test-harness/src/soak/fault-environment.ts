@@ -110,10 +110,10 @@ export function zookeeperSessionTimeoutMs(leaseMs: number): number {
  * peers while its clients still reach it (a proxy on every peer link). Optional: a launcher
  * without it has no `isolate`, and the `isolate` fault is then not drawn.
  */
-interface IsolatingEnsemble extends ZookeeperEnsemble {
+type IsolatingEnsemble = ZookeeperEnsemble & {
   isolate?(serverIndex: number, how?: 'silent' | 'cut'): void;
   heal?(): void;
-}
+};
 
 function withFirstServer(env: Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>): FaultEnvironment {
   const first = env.servers[0]!;

@@ -78,7 +78,7 @@ export const TOPOLOGY_FAULT_WEIGHTS: Readonly<Record<FaultTopology, Partial<Reco
   'duplicate-id': {},
   'no-persistence': { 'server-restart': 40 },
   quorum: { 'server-restart': 16, 'server-pause': 10 },
-  ensemble: { 'server-restart': 14 },
+  ensemble: { 'server-restart': 10, isolate: 18, link: 18 },
 };
 
 /** The catalogue's weights for the topology, minus the faults the environment cannot inflict. */
