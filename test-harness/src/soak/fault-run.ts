@@ -17,7 +17,7 @@ import {
 } from '../history/split-brain-checker';
 import { delay } from '../wait-for';
 import { FaultCluster, type CandidateSlot, type FaultClusterOptions } from './fault-cluster';
-import type { FaultBackendKind, FaultEnvironment, FaultTopology } from './fault-environment';
+import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /**
  * The fault catalogue.
@@ -38,8 +38,8 @@ import type { FaultBackendKind, FaultEnvironment, FaultTopology } from './fault-
  *   0.5–2.5 × lease, its links to the others untouched; in an ensemble, the server its client
  *   is connected to.
  * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
- *   resets, half each) while its clients still reach it, 1–3 × lease; the server the leader's
- *   client uses 60 % of the time.
+ *   resets, half each) while its clients still reach it, 0.3–1.2 × (the ensemble's election
+ *   time + the session timeout); the server the leader's client uses 60 % of the time.
  */
 export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate';
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -385,7 +385,8 @@ function holdFor(kind: FaultKind, rng: Prng, leaseMs: number): number {
     case 'link':
       return Math.round(leaseMs * rng.between(0.5, 2.5));
     case 'isolate':
-      return Math.round(leaseMs * rng.between(1, 3));
+      // Up to past the time the others take to give the member up and elect without it.
+      return Math.round((ENSEMBLE_ELECTION_MS + zookeeperSessionTimeoutMs(leaseMs)) * rng.between(0.3, 1.2));
   }
 }
 

@@ -1,6 +1,7 @@
 import { monotonicMs } from '../history/history-recorder';
 import { delay } from '../wait-for';
 import type { CandidateSlot, FaultCluster } from './fault-cluster';
+import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs } from './fault-environment';
 
 /** What a directed scenario observed, for the test to assert on (with `checkSplitBrain` on the history). */
 export interface ScenarioOutcome {
@@ -271,16 +272,18 @@ export interface EnsembleScenarioResult {
 }
 
 /**
- * ZooKeeper ensemble of three, in turn: (1) the server the leader's client uses is isolated
- * from its peers (silently) while the client still reaches it, past the session timeout; (2) the
- * same with resets; (3) the ensemble's leader is killed and restarted; (4) the leader's client is
- * cut from its server (it must move to another, or lose leadership before anyone else leads).
- * The history must show no overlap; after each heal a leader within `boundMs`.
+ * ZooKeeper ensemble of three, in turn: (1) the server the leader's client uses — moved to a
+ * follower first if it used the ensemble's leader — is isolated from its peers, silently, long
+ * enough for the others to give it up, elect, and expire the leader's session
+ * (`ENSEMBLE_ELECTION_MS` + session timeout), while the client still reaches it and may read its
+ * stale state; (2) the same with resets; (3) the ensemble's leader is killed and restarted; (4)
+ * the leader's client is cut from its server (it must move to another, or lose leadership before
+ * anyone else leads). The history must show no overlap; after each heal a leader within `boundMs`.
  */
 export async function ensembleScenario(cluster: FaultCluster, boundMs: number): Promise<EnsembleScenarioResult> {
   const env = cluster.env;
   if (env.topology !== 'ensemble') throw new Error('needs the ensemble topology');
-  const sessionMs = Math.ceil((cluster.leaseMs * 3) / 2);
+  const sessionMs = zookeeperSessionTimeoutMs(cluster.leaseMs);
   const steps: string[] = [];
   const waits: Array<number | null> = [];
   const leaderSlot = async (): Promise<CandidateSlot> => {
@@ -299,14 +302,24 @@ export async function ensembleScenario(cluster: FaultCluster, boundMs: number): 
       continue;
     }
     const slot = await leaderSlot();
-    const server = connectedServer(slot) ?? 0;
+    let server = connectedServer(slot) ?? 0;
+    const ensembleLeader = (await env.ensembleLeader?.()) ?? null;
+    if (server === ensembleLeader) {
+      // Move the client to a follower: the stale reads of an isolated follower are the case.
+      const link = slot.links[server]!;
+      link.cut();
+      const until = monotonicMs() + sessionMs;
+      while (monotonicMs() < until && (connectedServer(slot) ?? server) === server) await delay(20);
+      link.resume();
+      server = connectedServer(slot) ?? server;
+    }
     env.isolateServer(server, how);
     try {
-      await delay(sessionMs + cluster.leaseMs);
+      await delay(ENSEMBLE_ELECTION_MS + sessionMs);
     } finally {
       env.healServers();
     }
-    await settle(`isolate server ${server} (${how}) under ${slot.proc.key}`);
+    await settle(`isolate server ${server} (${how}; ensemble leader ${ensembleLeader}) under ${slot.proc.key}`);
   }
   {
     await leaderSlot();
