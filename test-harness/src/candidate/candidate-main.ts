@@ -75,9 +75,13 @@ async function main(): Promise<void> {
   const work =
     workIntervalMs > 0
       ? setInterval(() => {
-          // Read the token and check the lease in the same instant the work is stamped.
+          // Stamp first, then read the token and check the lease: the check happens at or after
+          // the stamp, so a true isLeader() proves the lease still ran at the stamp even if this
+          // process is descheduled in between (a stamp taken after the check could fall past
+          // the lease end by as long as the pause).
+          const atMs = now();
           const token = elector.token;
-          if (token !== null && elector.isLeader()) report({ type: 'work', atMs: now(), token });
+          if (token !== null && elector.isLeader()) report({ type: 'work', atMs, token });
         }, workIntervalMs)
       : null;
 
@@ -89,9 +93,10 @@ async function main(): Promise<void> {
   const guardTick = () => {
     guardTimer = null;
     if (stopping || !guard) return;
+    // Stamped before the check, as the work above.
+    const atMs = now();
     const token = elector.token;
     if (token !== null && elector.isLeader() && !writing) {
-      const atMs = now();
       writing = guard
         .write(token, config.candidateId)
         .then(
