@@ -5,7 +5,7 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { Elector, type ElectionBackend } from '@conclave/core';
+import { Elector, type ElectionBackend, type Logger } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { openGuard } from '../guard/guarded-resource';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
@@ -53,6 +53,26 @@ function observeLeases(backend: ElectionBackend, safetyMarginMs: () => number, l
   return observed;
 }
 
+/**
+ * The Elector's warnings and errors, reported to the parent (`log`), so that a run in which
+ * nobody ever leads can say why (a backend refusing every call, say). A message repeated within
+ * a second is reported once.
+ */
+function reportingLogger(): Logger {
+  let last = '';
+  let lastAt = -Infinity;
+  const forward = (level: 'warn' | 'error') => (context: object, message: string) => {
+    const err = (context as { err?: unknown }).err;
+    const text = err instanceof Error ? `${message}: ${err.message}` : message;
+    const atMs = now();
+    if (text === last && atMs - lastAt < 1000) return;
+    last = text;
+    lastAt = atMs;
+    report({ type: 'log', atMs, level, message: text });
+  };
+  return { debug: () => undefined, info: () => undefined, warn: forward('warn'), error: forward('error') };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CONCLAVE_CANDIDATE ?? '') as CandidateConfig;
   const raw = createBackend(config.backend);
@@ -65,6 +85,7 @@ async function main(): Promise<void> {
     leaseMs: config.leaseMs,
     ...(config.renewMs ? { renewMs: config.renewMs } : {}),
     ...(config.retryMs ? { retryMs: config.retryMs } : {}),
+    logger: reportingLogger(),
   });
   margin = elector.options.safetyMarginMs;
   elector.elected$.subscribe((e) => report({ type: 'elected', atMs: now(), token: e.token }));

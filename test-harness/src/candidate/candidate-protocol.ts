@@ -48,5 +48,7 @@ export type CandidateReport =
    * among accepted writes (null when rejected); `error` when the write failed (no verdict).
    */
   | { type: 'write'; atMs: number; doneAtMs: number; token: number; accepted: boolean; seq: number | null; error?: string }
+  /** A warning or error the Elector logged (repeats within a second left out). */
+  | { type: 'log'; atMs: number; level: 'warn' | 'error'; message: string }
   | { type: 'stopped'; atMs: number }
   | { type: 'error'; atMs: number; message: string };

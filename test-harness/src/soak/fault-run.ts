@@ -178,7 +178,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   let runError: unknown = null;
   try {
     const first = await cluster.waitForLeader(30_000);
-    if (first === null) throw new Error('no leader within 30 s of start-up');
+    if (first === null) throw new Error(`no leader within 30 s of start-up${lastLogged(cluster)}`);
     let lastProgress = monotonicMs();
     while (monotonicMs() - started < options.durationMs && !options.signal?.aborted) {
       episodes++;
@@ -305,6 +305,15 @@ function findSelfLeaderFollowers(cluster: FaultCluster, intervals: readonly Lead
     if (since !== null) flush(proc.killedAtMs ?? proc.reports[proc.reports.length - 1]?.atMs ?? since);
   }
   return found;
+}
+
+/** `; candidates logged: "<message>"`, the last warning or error any candidate logged, or ''. */
+function lastLogged(cluster: FaultCluster): string {
+  let last: { atMs: number; message: string } | null = null;
+  for (const p of cluster.processes) {
+    for (const r of p.reports) if (r.type === 'log' && (!last || r.atMs > last.atMs)) last = r;
+  }
+  return last ? `; candidates logged: ${JSON.stringify(last.message)}` : '';
 }
 
 /** Every random choice of an episode is drawn here, up front, so a seed fixes the schedule. */

@@ -236,7 +236,10 @@ export async function duplicateIdScenario(cluster: FaultCluster): Promise<number
   let dupLed = 0;
   const bound = cluster.leaseMs + cluster.env.recoveryMarginMs;
   const waitForLeader = async () => {
-    if ((await cluster.waitForLeader(bound)) === null) throw new Error(`no leader within ${bound} ms`);
+    if ((await cluster.waitForLeader(bound)) === null) {
+      const logged = cluster.processes.flatMap((p) => p.reports.filter((r) => r.type === 'log')).pop();
+      throw new Error(`no leader within ${bound} ms${logged && logged.type === 'log' ? `; candidates logged: ${JSON.stringify(logged.message)}` : ''}`);
+    }
   };
   for (const step of steps) {
     await waitForLeader();
