@@ -5,6 +5,8 @@ import {
   TickBatcher,
   assertCandidateId,
   assertElectionName,
+  assertInstanceId,
+  candidateOf,
   assertPositiveInteger,
   toBackendError,
   type BackendCapabilities,
@@ -247,14 +249,29 @@ export class ZookeeperBackend implements ElectionBackend {
     }
     const node = c.node;
     try {
-      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until: sentAt + this.requestTimeoutMs });
+      const until = sentAt + this.requestTimeoutMs;
+      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until });
       if (!held) {
         if (c.node === node) this.forgetNode(c);
-        return { held: false, leaderId: null };
+        return { held: false, leaderId: await this.headOfQueue(node.handle, election, until) };
       }
       return { held: true, leaseMs: this.grant(node.handle, leaseMs) };
     } catch (err) {
       throw this.toError(err, election);
+    }
+  }
+
+  /**
+   * Who is first in the queue now (its full instance id, so that the core can tell another
+   * instance of the same candidate from itself), or null when unknown: a best effort after a
+   * renewal found our node gone, never an error.
+   */
+  private async headOfQueue(handle: SessionHandle, election: string, until: number): Promise<string | null> {
+    if (!this.session.isCurrent(handle)) return null;
+    try {
+      return (await this.queue(handle, election, until))[0]?.candidateId ?? null;
+    } catch {
+      return null;
     }
   }
 
@@ -296,7 +313,7 @@ export class ZookeeperBackend implements ElectionBackend {
         const leader = queue[0];
         if (!leader) return null;
         const stat = await this.exists(handle, this.path(election, leader.name), until);
-        if (stat) return { candidateId: leader.candidateId, token: czxid(stat) };
+        if (stat) return { candidateId: candidateOf(leader.candidateId), token: czxid(stat) };
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
         backend: KIND,
@@ -317,14 +334,16 @@ export class ZookeeperBackend implements ElectionBackend {
    * changes nothing and returns its token.
    */
   async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
-    this.validate(election, candidateId);
+    this.validate(election);
+    assertCandidateId(candidateId, KIND, election);
     if (leaseMs !== undefined) assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     const until = performance.now() + this.requestTimeoutMs;
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const handle = this.session.current();
         const queue = await this.queue(handle, election, until);
-        const index = queue.findIndex((n) => n.candidateId === candidateId);
+        // The candidate's first node, whichever of its instances (Electors) made it.
+        const index = queue.findIndex((n) => candidateOf(n.candidateId) === candidateId);
         if (index < 0) {
           throw new ConclaveError(
             'NOT_SUPPORTED',
@@ -370,7 +389,7 @@ export class ZookeeperBackend implements ElectionBackend {
     const until = performance.now() + this.requestTimeoutMs;
     try {
       const queue = await this.queue(this.session.current(), election, until);
-      return [...new Set(queue.map((n) => n.candidateId))];
+      return [...new Set(queue.map((n) => candidateOf(n.candidateId)))];
     } catch (err) {
       throw this.toError(err, election);
     }
@@ -406,10 +425,14 @@ export class ZookeeperBackend implements ElectionBackend {
 
   // ---- helpers --------------------------------------------------------------------------
 
-  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
-  private validate(election: string, ...candidate: [candidateId?: string]): void {
+  /**
+   * Validates an election name and, when given, the id of a campaign, renew, release or watch:
+   * an instance id (`<candidate id> <nonce>`) or a bare candidate id. A rest parameter, not an
+   * optional one: an explicit `undefined` id must be refused too.
+   */
+  private validate(election: string, ...instance: [instanceId?: string]): void {
     assertElectionName(election, KIND);
-    if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
+    if (instance.length > 0) assertInstanceId(instance[0], KIND, election);
   }
 
   private ensureOpen(election: string): void {
