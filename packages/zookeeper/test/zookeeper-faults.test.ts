@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { connect as connectTcp, createServer, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { Elector, type ElectionBackend, type RevokedEvent } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
@@ -145,5 +147,48 @@ describe('ZooKeeper faults', () => {
     await new Promise((r) => setTimeout(r, LEASE));
     expect(candidates.filter((c) => c.isLeader())).toHaveLength(1);
     expect(await admin.listCandidates(e)).toHaveLength(3);
+  }, 60_000);
+
+  test('a server that accepts the connection but never answers the handshake is given up on, and the next attempt connects', async () => {
+    // What ZooKeeper 3.8 does with a connection that arrives while it starts: the port is open,
+    // the handshake fails on a server not yet running, and closing the socket fails too, so it
+    // stays open and silent until the server drops sessionless connections (10 s). Here the
+    // first connection is held silent; the next ones go through to the real server.
+    const held: Socket[] = [];
+    let connections = 0;
+    const front = createServer((socket) => {
+      if (connections++ === 0) {
+        held.push(socket);
+        socket.on('error', () => undefined);
+        return;
+      }
+      const upstream = connectTcp(server!.port, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      const end = () => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const port = (front.address() as { port: number }).port;
+    try {
+      const backend = new ZookeeperBackend({ connect: `127.0.0.1:${port}`, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 20_000 });
+      try {
+        const started = performance.now();
+        const result = await backend.campaign({ election: election('handshake'), candidateId: 'a', leaseMs: LEASE });
+        const tookMs = performance.now() - started;
+        expect(result.role).toBe('leader');
+        expect(connections).toBeGreaterThanOrEqual(2);
+        // Given up after the client's connect timeout (session timeout / servers), not 20 s.
+        expect(tookMs).toBeLessThan(SESSION_TIMEOUT_MS * 2);
+      } finally {
+        await backend.close();
+      }
+    } finally {
+      held.forEach((s) => s.destroy());
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
   }, 60_000);
 });
