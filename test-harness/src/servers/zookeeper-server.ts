@@ -313,11 +313,8 @@ export async function startZookeeperServer(options: ZookeeperServerOptions = {})
  *
  * With `peerProxies`, each member's config names its peers at the addresses of proxies of its
  * own (member i reaches member j through proxies i→j, one for the quorum port, one for the
- * election port), while its own line keeps the ports it listens on. Caveat: when an election
- * connection arrives from a member with a lower id, ZooKeeper closes it and connects back to
- * the address that member announced, i.e. past the proxies; such a link, once open, is not
- * affected by `isolate`. The quorum links (follower to leader), which carry every update and
- * every session touch, always go through the proxies.
+ * election port), while its own line keeps the ports it listens on, so every connection a
+ * member opens to a peer goes through a proxy the test controls.
  */
 export async function startZookeeperEnsemble(options: ZookeeperEnsembleOptions = {}): Promise<ZookeeperEnsemble> {
   const o = resolveOptions(options);
