@@ -1,5 +1,6 @@
 import { monotonicMs } from '../history/history-recorder';
 import { delay } from '../wait-for';
+import type { FaultProxy } from '../faults/fault-proxy';
 import type { CandidateSlot, FaultCluster } from './fault-cluster';
 import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs } from './fault-environment';
 
@@ -275,7 +276,8 @@ export interface EnsembleScenarioResult {
 }
 
 /**
- * ZooKeeper ensemble of three, in turn: (1) the server the leader's client uses — moved to a
+ * ZooKeeper ensemble of three, in turn: (0) the stale view of an isolated follower (see
+ * `staleFollowerStep`); (1) the server the leader's client uses — moved to a
  * follower first if it used the ensemble's leader — is isolated from its peers, silently, long
  * enough for the others to give it up, elect, and expire the leader's session
  * (`ENSEMBLE_ELECTION_MS` + session timeout), while the client still reaches it and may read its
@@ -299,6 +301,11 @@ export async function ensembleScenario(cluster: FaultCluster, boundMs: number): 
     steps.push(`${label}: leader after ${wait === null ? 'none' : `${Math.round(wait)} ms`}`);
     await delay(cluster.leaseMs);
   };
+  if (env.isolateServer && env.healServers) {
+    await staleFollowerStep(cluster, boundMs, leaderSlot, settle);
+  } else {
+    steps.push('stale follower: skipped, the ensemble launcher cannot isolate a server');
+  }
   for (const how of ['silent', 'cut'] as const) {
     if (!env.isolateServer || !env.healServers) {
       steps.push(`isolate (${how}): skipped, the ensemble launcher cannot isolate a server`);
@@ -345,4 +352,50 @@ export async function ensembleScenario(cluster: FaultCluster, boundMs: number): 
     await settle(`${slot.proc.key} cut from server ${server}`);
   }
   return { steps, waits };
+}
+
+/**
+ * The stale view of an isolated follower: the followers' clients are moved to one follower
+ * server S and then stand still (their links to S blackholed); the leader steps down (its node
+ * goes, S applies that); S is isolated from its peers, so it keeps answering reads from that copy
+ * while the others expire the followers' sessions and the old leader leads again; then the
+ * followers wake with their link to S intact and campaign against a copy that shows their own
+ * node first. None of them may lead beside the real leader.
+ */
+async function staleFollowerStep(
+  cluster: FaultCluster,
+  boundMs: number,
+  leaderSlot: () => Promise<CandidateSlot>,
+  settle: (label: string) => Promise<void>,
+): Promise<void> {
+  const env = cluster.env;
+  const sessionMs = zookeeperSessionTimeoutMs(cluster.leaseMs);
+  const leader = await leaderSlot();
+  const ensembleLeader = (await env.ensembleLeader?.()) ?? 0;
+  const s = env.servers.findIndex((_, i) => i !== ensembleLeader);
+  const followers = cluster.slots.filter((x) => x !== leader);
+  const cut: FaultProxy[] = [leader.links[s]!, ...followers.flatMap((f) => f.links.filter((_, i) => i !== s))];
+  const held = followers.map((f) => f.links[s]!);
+  cut.forEach((l) => l.cut());
+  try {
+    const until = monotonicMs() + sessionMs;
+    while (monotonicMs() < until && !followers.every((f) => connectedServer(f) === s)) await delay(20);
+    held.forEach((l) => l.blackhole());
+    leader.proc.send({ type: 'stepDown' });
+    await delay(500);
+    env.isolateServer!(s, 'silent');
+    try {
+      // The quorum expires the followers' sessions and the old leader leads again.
+      const deadline = monotonicMs() + boundMs;
+      while (monotonicMs() < deadline && !cluster.leadingNow(leader)) await delay(20);
+      held.forEach((l) => l.resume());
+      await delay(4000);
+    } finally {
+      env.healServers!();
+    }
+  } finally {
+    held.forEach((l) => l.resume());
+    cut.forEach((l) => l.resume());
+  }
+  await settle(`stale follower: ${followers.map((f) => f.proc.key).join(', ')} on isolated server ${s} after ${leader.proc.key} stepped down`);
 }
