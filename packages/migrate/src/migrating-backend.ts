@@ -1,4 +1,5 @@
 import {
+  ConclaveError,
   assertCandidateId,
   assertInstanceId,
   assertElectionName,
@@ -14,6 +15,8 @@ import {
 import { resolveMigratingOptions, type MigratingBackendOptions, type MigrationPhase } from './migration-options';
 
 const KIND = 'migrate';
+/** A campaign round that must be made again (see `campaign`). */
+const RETRY = Symbol('retry');
 
 /** The two leases a dual candidate holds for one term. */
 interface DualTerm {
@@ -49,6 +52,8 @@ export class MigratingBackend implements ElectionBackend {
   private readonly closeBackends: boolean;
   /** Terms this backend's candidates hold in `dual`, by election and candidate. */
   private readonly terms = new Map<string, DualTerm>();
+  /** The highest `from` token each candidate has led with in `dual`; a new term never reuses one. */
+  private readonly ledFrom = new Map<string, number>();
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -65,33 +70,151 @@ export class MigratingBackend implements ElectionBackend {
     const { election, candidateId } = request;
     validate(election, candidateId);
     const key = termKey(election, candidateId);
-    const held = this.terms.get(key);
+    // A second round only when `from` handed back a term this candidate already led with (its
+    // release was lost): the release below makes `from` start a fresh one.
+    for (let round = 0; round < 2; round++) {
+      const result = await this.campaignDual(request, key);
+      if (result !== RETRY) return result;
+    }
+    throw new ConclaveError('BACKEND_UNAVAILABLE', `${this.from.kind} keeps answering with a term already given up`, {
+      backend: KIND,
+      election,
+    });
+  }
 
-    const onFrom = await this.from.campaign(request);
+  /**
+   * One dual campaign. A dual term is one `from` term and one `to` term taken together; when
+   * either ends, both are given up, and the next dual term starts a fresh term on both sides.
+   * So a dual term's token never runs ahead of what `from` issues next (see the README), and a
+   * candidate that cannot lead on `to` never sits on `from`'s lease (old candidates lead).
+   */
+  private async campaignDual(request: CampaignRequest, key: string): Promise<CampaignResult | typeof RETRY> {
+    const { election, candidateId } = request;
+    const held = this.terms.get(key);
+    let onFrom: CampaignResult;
+    try {
+      onFrom = await this.from.campaign(request);
+    } catch (err) {
+      if (held) await this.dropTerm(key, held, { election, candidateId }, 'to');
+      throw err;
+    }
     if (onFrom.role === 'follower') {
-      if (held) {
-        // We lost `from`: give `to` back at once rather than block the next dual leader for a lease.
-        this.terms.delete(key);
-        await this.to.release({ election, candidateId, token: held.toToken });
-      }
+      // We lost `from`: give `to` back at once rather than block the next dual leader for a lease.
+      if (held) await this.dropTerm(key, held, { election, candidateId }, 'to');
       return onFrom;
     }
-    if (!held && this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
-      await this.to.raiseTokenFloor(election, Math.max(0, onFrom.token - 1));
+    const fromToken = onFrom.token;
+    const joining = held !== undefined && held.fromToken === fromToken;
+    if (held && !joining) {
+      // `from` is in a new term while an older one is recorded: that `to` term is over too.
+      await this.dropTerm(key, held, { election, candidateId }, 'to');
     }
-    const onTo = await this.to.campaign(request);
+    if (!joining && fromToken <= (this.ledFrom.get(key) ?? 0)) {
+      // `from` still holds a term we led with and gave up (its release was lost or failed).
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
+      return RETRY;
+    }
+    let onTo: CampaignResult;
+    try {
+      if (!joining && this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
+        await this.to.raiseTokenFloor(election, Math.max(0, fromToken - 1));
+      }
+      onTo = await this.campaignTo(request, key);
+    } catch (err) {
+      // `to` cannot be reached: give up our place on `from` so that a from-only candidate can
+      // lead meanwhile; the next campaign takes it again.
+      this.terms.delete(key);
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
+      throw err;
+    }
     if (onTo.role === 'follower') {
-      // We keep `from` (a dual or to-only node leads on `to`); campaigning again renews it.
-      if (held) this.terms.delete(key);
+      // Someone else holds `to` (a to-only node, or a dual node on its way out): we cannot lead,
+      // so we do not keep `from` either.
+      this.terms.delete(key);
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
       return onTo;
     }
-    if (!held || held.toToken !== onTo.token) {
-      if (this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
-        await this.from.raiseTokenFloor(election, onTo.token);
+    const toToken = onTo.token;
+    if (joining && toToken !== held!.toToken) {
+      // `to`'s term ended while `from`'s went on. Taking `to` again under the same `from` term
+      // would give a token above what `from` issues next: give both up and start afresh.
+      this.terms.delete(key);
+      this.ledFrom.set(key, Math.max(fromToken, this.ledFrom.get(key) ?? 0));
+      await Promise.allSettled([
+        this.to.release({ election, candidateId, token: toToken }),
+        this.from.release({ election, candidateId, token: fromToken }),
+      ]);
+      return RETRY;
+    }
+    if (!joining && this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
+      try {
+        await this.from.raiseTokenFloor(election, toToken);
+      } catch (err) {
+        await Promise.allSettled([
+          this.to.release({ election, candidateId, token: toToken }),
+          this.from.release({ election, candidateId, token: fromToken }),
+        ]);
+        throw err;
       }
     }
-    this.terms.set(key, { fromToken: onFrom.token, toToken: onTo.token });
-    return { role: 'leader', token: onTo.token, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+    this.terms.set(key, { fromToken, toToken });
+    this.ledFrom.set(key, Math.max(fromToken, this.ledFrom.get(key) ?? 0));
+    return { role: 'leader', token: toToken, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+  }
+
+  /**
+   * `to.campaign`, bounded by half the lease: a `to` that does not answer (cut off, frozen) must
+   * not keep this candidate on `from`'s lease. A lease `to` grants after we stopped waiting is
+   * given back.
+   */
+  private async campaignTo(request: CampaignRequest, key: string): Promise<CampaignResult> {
+    const { election, candidateId } = request;
+    const call = this.to.campaign(request);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the campaign in time`, {
+              backend: KIND,
+              election,
+            }),
+          ),
+        Math.max(1, Math.floor(request.leaseMs / 2)),
+      );
+    });
+    try {
+      return await Promise.race([call, timeout]);
+    } catch (err) {
+      call.then(
+        (late) => {
+          if (late.role === 'leader' && this.terms.get(key)?.toToken !== late.token) {
+            void settle(this.to.release({ election, candidateId, token: late.token }));
+          }
+        },
+        () => undefined,
+      );
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Forgets a dual term and gives back the side(s) named; never throws. */
+  private async dropTerm(
+    key: string,
+    held: DualTerm,
+    who: { election: string; candidateId: string },
+    ...sides: Array<'from' | 'to'>
+  ): Promise<void> {
+    if (this.terms.get(key) === held) this.terms.delete(key);
+    await Promise.allSettled(
+      sides.map((side) =>
+        side === 'to'
+          ? this.to.release({ ...who, token: held.toToken })
+          : this.from.release({ ...who, token: held.fromToken }),
+      ),
+    );
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
@@ -101,13 +224,27 @@ export class MigratingBackend implements ElectionBackend {
     const key = termKey(election, candidateId);
     const held = this.terms.get(key);
     if (!held || held.toToken !== token) return { held: false, leaderId: null };
-    const [onFrom, onTo] = await Promise.all([
+    const [onFrom, onTo] = await Promise.allSettled([
       this.from.renew({ election, candidateId, token: held.fromToken, leaseMs }),
       this.to.renew({ election, candidateId, token: held.toToken, leaseMs }),
     ]);
-    if (onFrom.held && onTo.held) return { held: true, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
-    this.terms.delete(key);
-    return { held: false, leaderId: (!onFrom.held ? onFrom.leaderId : null) ?? (!onTo.held ? onTo.leaderId : null) };
+    const lostFrom = onFrom.status === 'fulfilled' && !onFrom.value.held;
+    const lostTo = onTo.status === 'fulfilled' && !onTo.value.held;
+    if (lostFrom || lostTo) {
+      // Losing either side ends the dual term: the other side is given back at once, so that
+      // whoever can lead next (an old candidate on `from`, a dual one) need not wait for it.
+      const others: Array<'from' | 'to'> = [];
+      if (!lostFrom) others.push('from');
+      if (!lostTo) others.push('to');
+      await this.dropTerm(key, held, { election, candidateId }, ...others);
+      const leaderOf = (r: PromiseSettledResult<RenewResult>) =>
+        r.status === 'fulfilled' && !r.value.held ? r.value.leaderId : null;
+      return { held: false, leaderId: leaderOf(onFrom) ?? leaderOf(onTo) };
+    }
+    if (onFrom.status === 'rejected') throw onFrom.reason;
+    if (onTo.status === 'rejected') throw onTo.reason;
+    const leases = [onFrom.value, onTo.value].map((r) => (r.held ? r.leaseMs : 0));
+    return { held: true, leaseMs: Math.min(...leases) };
   }
 
   async release(request: ReleaseRequest): Promise<void> {
@@ -119,8 +256,13 @@ export class MigratingBackend implements ElectionBackend {
     // A release for an older term than the one we hold must not touch the newer term's `from`.
     const sameTerm = token == null || held?.toToken === token;
     if (sameTerm) this.terms.delete(key);
-    await this.to.release({ election, candidateId, token: token ?? null });
-    if (sameTerm) await this.from.release({ election, candidateId, token: held?.fromToken ?? null });
+    // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
+    const results = await Promise.allSettled([
+      this.to.release({ election, candidateId, token: token ?? null }),
+      sameTerm ? this.from.release({ election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** In `dual`, the leader the old fleet sees: `from`'s. */
@@ -142,8 +284,10 @@ export class MigratingBackend implements ElectionBackend {
   async clearLeader(election: string): Promise<void> {
     if (this.phase !== 'dual') return this.single().clearLeader(election);
     validate(election);
-    await this.to.clearLeader(election);
-    await this.from.clearLeader(election);
+    // Both sides, each whatever the other does.
+    const results = await Promise.allSettled([this.to.clearLeader(election), this.from.clearLeader(election)]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   get listCandidates(): ((election: string) => Promise<string[]>) | undefined {
@@ -176,6 +320,7 @@ export class MigratingBackend implements ElectionBackend {
 
   async close(): Promise<void> {
     this.terms.clear();
+    this.ledFrom.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 
@@ -199,4 +344,9 @@ function validate(election: string, ...candidate: [candidateId?: string]): void 
 
 function termKey(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
+}
+
+/** Waits for `promise` and ignores its outcome (a best-effort give-back). */
+async function settle(promise: Promise<unknown>): Promise<void> {
+  await promise.catch(() => undefined);
 }
