@@ -54,6 +54,8 @@ export class MigratingBackend implements ElectionBackend {
   private readonly terms = new Map<string, DualTerm>();
   /** The highest `from` token each candidate has led with in `dual`; a new term never reuses one. */
   private readonly ledFrom = new Map<string, number>();
+  /** The same for `to`. */
+  private readonly ledTo = new Map<string, number>();
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -70,8 +72,9 @@ export class MigratingBackend implements ElectionBackend {
     const { election, candidateId } = request;
     validate(election, candidateId);
     const key = termKey(election, candidateId);
-    // A second round only when `from` handed back a term this candidate already led with (its
-    // release was lost): the release below makes `from` start a fresh one.
+    // A second round only when a side handed back a term this candidate already led with and
+    // gave up (its release was lost or failed), or when `to`'s term ended under a `from` term
+    // that went on: `campaignDual` has given that back, and the next round takes a fresh one.
     for (let round = 0; round < 2; round++) {
       const result = await this.campaignDual(request, key);
       if (result !== RETRY) return result;
@@ -135,6 +138,12 @@ export class MigratingBackend implements ElectionBackend {
       return onTo;
     }
     const toToken = onTo.token;
+    if (!joining && toToken <= (this.ledTo.get(key) ?? 0)) {
+      // `to` still holds a term we led with and gave up (its release failed): give it back and
+      // look again, for a fresh term.
+      await settle(this.to.release({ election, candidateId, token: toToken }));
+      return RETRY;
+    }
     if (joining && toToken !== held!.toToken) {
       // `to`'s term ended while `from`'s went on. Taking `to` again under the same `from` term
       // would give a token above what `from` issues next: give both up and start afresh.
@@ -159,6 +168,7 @@ export class MigratingBackend implements ElectionBackend {
     }
     this.terms.set(key, { fromToken, toToken });
     this.ledFrom.set(key, Math.max(fromToken, this.ledFrom.get(key) ?? 0));
+    this.ledTo.set(key, Math.max(toToken, this.ledTo.get(key) ?? 0));
     return { role: 'leader', token: toToken, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
   }
 
@@ -321,6 +331,7 @@ export class MigratingBackend implements ElectionBackend {
   async close(): Promise<void> {
     this.terms.clear();
     this.ledFrom.clear();
+    this.ledTo.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 
