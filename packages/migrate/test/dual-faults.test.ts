@@ -225,3 +225,19 @@ describe('an admin command on one backend only, while a dual candidate leads', (
     fleet.expectOneTokenSequence(dualToken);
   });
 });
+
+test(`losing ZooKeeper gives MySQL back at once: after a ZooKeeper-only clearLeader a dual candidate leads again within ${HAND_OVER_SLACK_MS} ms`, async () => {
+  const first = await fleet.add('dual');
+  await fleet.leads(isDual, 'a dual candidate to lead');
+  await fleet.add('dual');
+  await delay(200);
+  expect(fleet.leader()).toBe(first);
+  const token = first.token!;
+  const clearedAt = performance.now();
+  await fleet.zookeeper().clearLeader(fleet.election);
+  // Nobody waits for the cleared term's MySQL lease to run out: only round trips are left.
+  await waitFor(() => fleet.electors.some((e) => e.isLeader() && e.token! > token), 'a new dual term', 20_000, 5);
+  expect(performance.now() - clearedAt).toBeLessThanOrEqual(HAND_OVER_SLACK_MS);
+  await fleet.churn(4);
+  fleet.expectOneTokenSequence(token);
+});
