@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   ConclaveError,
   assertCandidateId,
@@ -56,6 +57,12 @@ export class MigratingBackend implements ElectionBackend {
   private readonly ledFrom = new Map<string, number>();
   /** The same for `to`. */
   private readonly ledTo = new Map<string, number>();
+  /** to-only: `from`'s leader as first seen while leading on `to`, by election. */
+  private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
+  /** to-only: elections where an old node leads on `from` beside us (the message), see below. */
+  private readonly conflicts = new Map<string, string>();
+  /** to-only: when `from` was last looked at, by election (-1 while a look is under way). */
+  private readonly lookedAt = new Map<string, number>();
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -68,6 +75,7 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
+    if (this.phase === 'to-only') return this.campaignToOnly(request);
     if (this.phase !== 'dual') return this.single().campaign(request);
     const { election, candidateId } = request;
     validate(election, candidateId);
@@ -228,6 +236,7 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
+    if (this.phase === 'to-only') return this.renewToOnly(request);
     if (this.phase !== 'dual') return this.single().renew(request);
     const { election, candidateId, token, leaseMs } = request;
     validate(election, candidateId);
@@ -273,6 +282,75 @@ export class MigratingBackend implements ElectionBackend {
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  // ---- to-only: the forbidden mix --------------------------------------------------------
+  //
+  // Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate cannot tell
+  // an old node from a dual one by its id, but it can tell them apart by behaviour: while this
+  // candidate holds `to`, a dual candidate never stays at the head of `from` (it gives its place
+  // back as soon as `to` answers follower, within half a lease), while an old node leads there
+  // for as long as it lives. So while leading, a to-only candidate looks at `from`'s leader (at
+  // most every half lease, in the background, errors ignored: `from` may be gone for good); the
+  // same leader in the same term seen twice two leases apart is a conflict. It then gives `to`
+  // back and refuses to lead (MIGRATION_CONFLICT, which the Elector logs as an error and
+  // reports in health()) until `from` shows no leader or another term.
+
+  private async campaignToOnly(request: CampaignRequest): Promise<CampaignResult> {
+    const { election } = request;
+    validate(election, request.candidateId);
+    const conflict = this.conflicts.get(election);
+    if (conflict) {
+      this.lookAtFrom(election, request.leaseMs);
+      throw new ConclaveError('MIGRATION_CONFLICT', conflict, { backend: KIND, election });
+    }
+    const result = await this.to.campaign(request);
+    if (result.role === 'leader') this.lookAtFrom(election, request.leaseMs);
+    return result;
+  }
+
+  private async renewToOnly(request: RenewRequest): Promise<RenewResult> {
+    const { election, candidateId, token } = request;
+    validate(election, candidateId);
+    if (this.conflicts.has(election)) {
+      await settle(this.to.release({ election, candidateId, token }));
+      return { held: false, leaderId: null };
+    }
+    const result = await this.to.renew(request);
+    if (result.held) this.lookAtFrom(election, request.leaseMs);
+    return result;
+  }
+
+  /** One background look at `from`'s leader (see above); at most one per half lease per election. */
+  private lookAtFrom(election: string, leaseMs: number): void {
+    const now = performance.now();
+    const last = this.lookedAt.get(election);
+    if (last !== undefined && (last < 0 || now - last < leaseMs / 2)) return;
+    this.lookedAt.set(election, -1); // one look at a time
+    void this.from
+      .getLeader(election)
+      .then(
+        (leader) => {
+          const at = performance.now();
+          const seen = this.sightings.get(election);
+          if (!leader) {
+            this.sightings.delete(election);
+            this.conflicts.delete(election);
+          } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
+            this.sightings.set(election, { ...leader, since: at });
+            this.conflicts.delete(election);
+          } else if (at - seen.since >= 2 * leaseMs) {
+            this.conflicts.set(
+              election,
+              `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +
+                `taking part in the migration, while to-only candidates lead on ${this.to.kind}; old ${this.from.kind}-only ` +
+                'nodes must not run beside to-only nodes (they share no lease): refusing to lead until it is gone',
+            );
+          }
+        },
+        () => undefined,
+      )
+      .finally(() => this.lookedAt.set(election, performance.now()));
   }
 
   /** In `dual`, the leader the old fleet sees: `from`'s. */
@@ -332,6 +410,9 @@ export class MigratingBackend implements ElectionBackend {
     this.terms.clear();
     this.ledFrom.clear();
     this.ledTo.clear();
+    this.sightings.clear();
+    this.conflicts.clear();
+    this.lookedAt.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 
