@@ -79,11 +79,19 @@ class FaultFleet {
     return backend;
   }
 
-  async add(kind: 'old' | 'dual'): Promise<Elector> {
+  /** ZooKeeper through `proxy`: what the proxy does to it happens to this candidate alone. */
+  zookeeperVia(proxy: TcpProxy): ZookeeperBackend {
+    const backend = new ZookeeperBackend({ connect: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 });
+    this.backends.push(backend);
+    return backend;
+  }
+
+  async add(kind: 'old' | 'dual' | 'to-only', zookeeperProxy?: TcpProxy): Promise<Elector> {
+    const from = () => (zookeeperProxy ? this.zookeeperVia(zookeeperProxy) : this.zookeeper());
     const backend =
       kind === 'old'
-        ? this.zookeeper()
-        : new MigratingBackend({ from: this.zookeeper(), to: this.mysql(), phase: 'dual', closeBackends: false });
+        ? from()
+        : new MigratingBackend({ from: from(), to: this.mysql(), phase: kind, closeBackends: false });
     const elector = new Elector({ backend, election: this.election, candidateId: `${kind}-${++this.counter}`, leaseMs: LEASE_MS });
     this.electors.push(elector);
     this.history.attach(elector);
@@ -240,4 +248,47 @@ test(`losing ZooKeeper gives MySQL back at once: after a ZooKeeper-only clearLea
   expect(performance.now() - clearedAt).toBeLessThanOrEqual(HAND_OVER_SLACK_MS);
   await fleet.churn(4);
   fleet.expectOneTokenSequence(token);
+});
+
+test(`ZooKeeper cut off under a dual leader (its session expires): an old candidate leads within the session timeout + ${HAND_OVER_SLACK_MS} ms, never beside it`, async () => {
+  // Only the dual candidate's ZooKeeper goes through this proxy.
+  const zkProxy = await startTcpProxy({ targetPort: zk.port });
+  try {
+    const dual = await fleet.add('dual', zkProxy);
+    await fleet.leads(isDual, 'the dual candidate to lead');
+    await fleet.add('old');
+    await delay(200);
+    expect(fleet.leader()).toBe(dual);
+    const cutAt = performance.now();
+    zkProxy.cut();
+    // The dual leader stops at its lease deadline; its node goes when ZooKeeper expires the session.
+    const took = await fleet.leads(isOld, 'the old candidate to lead', cutAt);
+    expect(took).toBeLessThanOrEqual(SESSION_TIMEOUT_MS + HAND_OVER_SLACK_MS);
+    zkProxy.resume();
+    const healedAt = monotonicMs();
+    await fleet.churn(4);
+    const report = checkSplitBrain(fleet.history.events);
+    expect(report.intervals.some((i) => i.startMs > healedAt && i.candidateId.startsWith('dual-'))).toBe(true);
+    fleet.expectOneTokenSequence();
+  } finally {
+    zkProxy.resume();
+    await Promise.all(fleet.electors.map((e) => e.stop()));
+    await zkProxy.close();
+  }
+});
+
+test(`step 2 (dual + to-only) with a 2.5 s MySQL blip: a leader within a lease + ${HAND_OVER_SLACK_MS} ms of the heal, then one increasing token sequence`, async () => {
+  await fleet.add('dual');
+  await fleet.add('to-only');
+  await fleet.add('dual');
+  await fleet.add('to-only');
+  await waitFor(() => fleet.leader(), 'a leader', 20_000);
+  fleet.proxy.blackhole();
+  await delay(2500);
+  const healedAt = performance.now();
+  fleet.proxy.resume();
+  const took = await fleet.leads(() => true, 'a leader after the heal', healedAt);
+  expect(took).toBeLessThanOrEqual(LEAD_BOUND_MS);
+  await fleet.churn(8);
+  fleet.expectOneTokenSequence();
 });
