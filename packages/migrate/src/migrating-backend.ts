@@ -126,10 +126,9 @@ export class MigratingBackend implements ElectionBackend {
       return RETRY;
     }
     let onTo: CampaignResult;
+    const toFloorRaised = !joining && this.to.capabilities.tokenFloor === true && this.to.raiseTokenFloor !== undefined;
     try {
-      if (!joining && this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
-        await this.to.raiseTokenFloor(election, Math.max(0, fromToken - 1));
-      }
+      if (toFloorRaised) await this.to.raiseTokenFloor!(election, Math.max(0, fromToken - 1));
       onTo = await this.campaignTo(request, key);
     } catch (err) {
       // `to` cannot be reached: give up our place on `from` so that a from-only candidate can
@@ -146,9 +145,10 @@ export class MigratingBackend implements ElectionBackend {
       return onTo;
     }
     const toToken = onTo.token;
-    if (!joining && toToken <= (this.ledTo.get(key) ?? 0)) {
-      // `to` still holds a term we led with and gave up (its release failed): give it back and
-      // look again, for a fresh term.
+    if ((!joining && toToken <= (this.ledTo.get(key) ?? 0)) || (toFloorRaised && toToken < fromToken)) {
+      // `to` still holds a term we led with and gave up (its release failed), or a term that
+      // started before the floor was raised (a lease forced on `to` alone, below what `from` has
+      // issued since): give it back and look again, for a fresh term.
       await settle(this.to.release({ election, candidateId, token: toToken }));
       return RETRY;
     }

@@ -292,3 +292,17 @@ test(`step 2 (dual + to-only) with a 2.5 s MySQL blip: a leader within a lease +
   await fleet.churn(8);
   fleet.expectOneTokenSequence();
 });
+
+test('forceLeader on MySQL alone, to another dual candidate, while a dual candidate leads: no token regression afterwards', async () => {
+  const first = await fleet.add('dual');
+  await fleet.leads(isDual, 'a dual candidate to lead');
+  await fleet.add('old');
+  await fleet.add('dual');
+  await delay(200);
+  const token = first.token!;
+  await fleet.mysqlDirect().forceLeader(fleet.election, 'dual-3');
+  await waitFor(() => fleet.electors.some((e) => e.isLeader() && e.token! > token), 'a new term', 20_000, 5);
+  await fleet.churn(6);
+  // The forced term may overlap the one it replaced (as forceLeader does on every backend).
+  fleet.expectOneTokenSequence(token);
+});
