@@ -57,6 +57,11 @@ export class MigratingBackend implements ElectionBackend {
   private readonly ledFrom = new Map<string, number>();
   /** The same for `to`. */
   private readonly ledTo = new Map<string, number>();
+  /**
+   * dual: a `to` that answered follower, by candidate, and until when its leader's lease runs;
+   * meanwhile `campaign` answers the same without taking `from`.
+   */
+  private readonly toBusy = new Map<string, { until: number; answer: CampaignResult & { role: 'follower' } }>();
   /** to-only: `from`'s leader as first seen while leading on `to`, by election. */
   private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
   /** to-only: elections where an old node leads on `from` beside us (the message), see below. */
@@ -102,6 +107,15 @@ export class MigratingBackend implements ElectionBackend {
   private async campaignDual(request: CampaignRequest, key: string): Promise<CampaignResult | typeof RETRY> {
     const { election, candidateId } = request;
     const held = this.terms.get(key);
+    const busy = held ? undefined : this.toBusy.get(key);
+    if (busy) {
+      // `to` told us lately that another candidate holds it: taking `from` now would only give
+      // it back at once (and wake the next candidate to do the same, round and round). Answer as
+      // `to` did until its lease can end, or until `to` pushes a change (see `watch`).
+      const left = Math.ceil(busy.until - performance.now());
+      if (left > 0) return { ...busy.answer, leaseRemainingMs: left };
+      this.toBusy.delete(key);
+    }
     let onFrom: CampaignResult;
     try {
       onFrom = await this.from.campaign(request);
@@ -141,6 +155,8 @@ export class MigratingBackend implements ElectionBackend {
       // Someone else holds `to` (a to-only node, or a dual node on its way out): we cannot lead,
       // so we do not keep `from` either.
       this.terms.delete(key);
+      const waitMs = onTo.leaseRemainingMs ?? Math.floor(request.leaseMs / 3);
+      this.toBusy.set(key, { until: performance.now() + waitMs, answer: onTo });
       await settle(this.from.release({ election, candidateId, token: fromToken }));
       return onTo;
     }
@@ -275,6 +291,7 @@ export class MigratingBackend implements ElectionBackend {
     // A release for an older term than the one we hold must not touch the newer term's `from`.
     const sameTerm = token == null || held?.toToken === token;
     if (sameTerm) this.terms.delete(key);
+    this.toBusy.delete(key);
     // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
     const results = await Promise.allSettled([
       this.to.release({ election, candidateId, token: token ?? null }),
@@ -389,7 +406,20 @@ export class MigratingBackend implements ElectionBackend {
     );
     if (sides.length === 0) return undefined;
     return (election, candidateId, onChange) => {
-      const unwatches = sides.map((b) => b.watch!(election, candidateId, onChange));
+      const key = termKey(election, candidateId);
+      const unwatches = sides.map((b) =>
+        b.watch!(
+          election,
+          candidateId,
+          b === this.to && this.phase === 'dual'
+            ? () => {
+                // `to` changed: it may be free now, look at once (see `campaignDual`).
+                this.toBusy.delete(key);
+                onChange();
+              }
+            : onChange,
+        ),
+      );
       return () => unwatches.forEach((unwatch) => unwatch());
     };
   }
@@ -411,6 +441,7 @@ export class MigratingBackend implements ElectionBackend {
     this.ledFrom.clear();
     this.ledTo.clear();
     this.sightings.clear();
+    this.toBusy.clear();
     this.conflicts.clear();
     this.lookedAt.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
