@@ -27,18 +27,22 @@ interface DualTerm {
 
 /**
  * A backend made of two backends, for moving an election from `from` to `to` one process at a
- * time with never two leaders (seed 000 warns that a ZooKeeper → MySQL switch can make two).
+ * time with never two leaders (switching a whole fleet at once can make two).
  *
- * In `dual`, a candidate leads only while it holds the lease on both backends: taken from → to,
- * given back to → from. Whoever leads in a fleet of `from-only` + `dual` nodes holds `from`;
- * whoever leads in a fleet of `dual` + `to-only` nodes holds `to`; so at every step of the
- * rollout one lease excludes a second leader.
+ * In `dual`, a candidate leads only while it holds the lease on both backends, taken from → to.
+ * Whoever leads in a fleet of `from-only` + `dual` nodes holds `from`; whoever leads in a fleet
+ * of `dual` + `to-only` nodes holds `to`; so at every step of the rollout one lease excludes a
+ * second leader. A dual term is one `from` term and one `to` term: a candidate that cannot take
+ * `to` gives `from` back at once (old candidates lead meanwhile), and losing either side gives
+ * the other back at once.
  *
  * Fencing tokens: a dual term's token is `to`'s token, and before taking `to` a dual candidate
  * raises `to`'s token floor to its `from` token − 1 (`raiseTokenFloor`). While `to` is fresh (the
  * usual case: only dual nodes have used it), a dual term's token therefore *equals* its `from`
  * token, so dual and `from-only` nodes share `from`'s increasing sequence; once `to-only` nodes
- * take part, every leader holds `to` and `to`'s sequence increases by itself. After taking `to`,
+ * take part, every leader holds `to` and `to`'s sequence increases by itself. A dual term never
+ * goes on with a new `to` term under an old `from` term (its token could run ahead of what
+ * `from` issues next); it starts afresh on both sides instead. After taking `to`,
  * a dual candidate also raises `from`'s floor to its token where `from` supports it, so a
  * rollback to `from-only` keeps increasing too. See the README for the rule this relies on at
  * the dual → to-only step, and for pairs whose `to` cannot raise its floor.
