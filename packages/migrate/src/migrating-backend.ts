@@ -143,6 +143,7 @@ export class MigratingBackend implements ElectionBackend {
       await settle(this.from.release({ election, candidateId, token: fromToken }));
       return RETRY;
     }
+    if (joining) return this.goOn(request, key, held!, onFrom);
     let onTo: CampaignResult;
     const toFloorRaised = !joining && this.to.capabilities.tokenFloor === true && this.to.raiseTokenFloor !== undefined;
     try {
@@ -172,17 +173,6 @@ export class MigratingBackend implements ElectionBackend {
       await settle(this.to.release({ election, candidateId, token: toToken }));
       return RETRY;
     }
-    if (joining && toToken !== held!.toToken) {
-      // `to`'s term ended while `from`'s went on. Taking `to` again under the same `from` term
-      // would give a token above what `from` issues next: give both up and start afresh.
-      this.terms.delete(key);
-      this.ledFrom.set(key, Math.max(fromToken, this.ledFrom.get(key) ?? 0));
-      await Promise.allSettled([
-        this.to.release({ election, candidateId, token: toToken }),
-        this.from.release({ election, candidateId, token: fromToken }),
-      ]);
-      return RETRY;
-    }
     if (!joining && this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
       try {
         await this.from.raiseTokenFloor(election, toToken);
@@ -201,6 +191,33 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   /**
+   * A campaign while both sides of our term are still recorded (an earlier answer was lost, or
+   * the Elector gave the term up locally): the term goes on if `to` still holds it. If `to`'s term
+   * ended, taking `to` again under the same `from` term would give a token above what `from`
+   * issues next (and spend one of `to`'s tokens): give `from` up too, and start afresh.
+   */
+  private async goOn(
+    request: CampaignRequest,
+    key: string,
+    held: DualTerm,
+    onFrom: CampaignResult & { role: 'leader' },
+  ): Promise<CampaignResult | typeof RETRY> {
+    const { election, candidateId, leaseMs } = request;
+    let onTo: RenewResult;
+    try {
+      onTo = await this.withinHalfLease(this.to.renew({ election, candidateId, token: held.toToken, leaseMs }), request, 'renewal');
+    } catch (err) {
+      await this.dropTerm(key, held, { election, candidateId }, 'from');
+      throw err;
+    }
+    if (!onTo.held) {
+      await this.dropTerm(key, held, { election, candidateId }, 'from');
+      return RETRY;
+    }
+    return { role: 'leader', token: held.toToken, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+  }
+
+  /**
    * `to.campaign`, bounded by half the lease: a `to` that does not answer (cut off, frozen) must
    * not keep this candidate on `from`'s lease. A lease `to` grants after we stopped waiting is
    * given back.
@@ -208,21 +225,8 @@ export class MigratingBackend implements ElectionBackend {
   private async campaignTo(request: CampaignRequest, key: string): Promise<CampaignResult> {
     const { election, candidateId } = request;
     const call = this.to.campaign(request);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the campaign in time`, {
-              backend: KIND,
-              election,
-            }),
-          ),
-        Math.max(1, Math.floor(request.leaseMs / 2)),
-      );
-    });
     try {
-      return await Promise.race([call, timeout]);
+      return await this.withinHalfLease(call, request, 'campaign');
     } catch (err) {
       call.then(
         (late) => {
@@ -233,6 +237,26 @@ export class MigratingBackend implements ElectionBackend {
         () => undefined,
       );
       throw err;
+    }
+  }
+
+  /** `call`, or BACKEND_UNAVAILABLE when `to` has not answered it within half the lease. */
+  private async withinHalfLease<T>(call: Promise<T>, request: { election: string; leaseMs: number }, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the ${what} in time`, {
+              backend: KIND,
+              election: request.election,
+            }),
+          ),
+        Math.max(1, Math.floor(request.leaseMs / 2)),
+      );
+    });
+    try {
+      return await Promise.race([call, timeout]);
     } finally {
       clearTimeout(timer);
     }
