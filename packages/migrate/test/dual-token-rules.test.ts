@@ -81,3 +81,13 @@ test('a dual candidate that cannot reach to gives from back, and release gives b
   await expect(half.release({ election, candidateId: 'dual-3', token })).rejects.toThrow('to is down');
   expect(await from.getLeader(election)).toBeNull();
 });
+
+test('clearLeader clears from even when to throws, and reports to\'s error', async () => {
+  const failing = Object.assign(Object.create(to) as MemoryBackend, {
+    clearLeader: () => Promise.reject(new Error('to is down')),
+  });
+  const broken = new MigratingBackend({ from, to: failing, phase: 'dual', closeBackends: false });
+  await tokenOf(from, 'old-1');
+  await expect(broken.clearLeader(election)).rejects.toThrow('to is down');
+  expect(await from.getLeader(election)).toBeNull();
+});
