@@ -28,22 +28,39 @@ export { startZookeeperServer, startZookeeperEnsemble, fourLetterWord, zookeeper
 export type { ZookeeperServer, ZookeeperEnsemble, ZookeeperServerOptions } from './servers/zookeeper-server';
 export { startTcpProxy } from './faults/tcp-proxy';
 export type { TcpProxy, TcpProxyOptions } from './faults/tcp-proxy';
-// Fault injection, guarded resource, fault runs and soak (issue 6).
+// Fault injection, guarded resource, fault runs and soak.
 export { startFaultProxy } from './faults/fault-proxy';
 export type { FaultProxy, FaultProxyOptions } from './faults/fault-proxy';
 export { Prng, randomSeed, seedFromEnv } from './faults/prng';
 export { openGuard, prepareGuard, readGuard, dropGuard } from './guard/guarded-resource';
 export type { GuardClient } from './guard/guarded-resource';
 export type { GuardConfig, GuardState, GuardVerdict } from './guard/guard-config';
-export { checkGuardWrites, checkRecovery } from './history/split-brain-checker';
+export { checkGuardWrites, checkRecovery, processOf } from './history/split-brain-checker';
 export type { GuardReport, GuardWrite, HealPoint, RecoveryReport, SplitBrainOptions, TermHistoryEvent } from './history/split-brain-checker';
-export { FaultCluster, lastLeaseUntil, GUARD_MYSQL_URL, GUARD_REDIS_URL } from './soak/fault-cluster';
+export { FaultCluster, lastLeaseUntil, DUPLICATE_CANDIDATE_ID, GUARD_MYSQL_URL, GUARD_REDIS_URL } from './soak/fault-cluster';
 export type { CandidateSlot, FaultClusterOptions } from './soak/fault-cluster';
-export { startFaultEnvironment, FAULT_BACKENDS, RECOVERY_SLACK_MS, zookeeperSessionTimeoutMs } from './soak/fault-environment';
-export type { FaultBackendKind, FaultEnvironment } from './soak/fault-environment';
+export {
+  startFaultEnvironment,
+  FAULT_BACKENDS,
+  FAULT_TOPOLOGIES,
+  TOPOLOGY_BACKENDS,
+  ENSEMBLE_ELECTION_MS,
+  RECOVERY_SLACK_MS,
+  zookeeperSessionTimeoutMs,
+} from './soak/fault-environment';
+export type { FaultBackendKind, FaultEnvironment, FaultServer, FaultTopology } from './soak/fault-environment';
 export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS } from './soak/fault-run';
 export type { FaultKind, FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
-export { frozenLeaderScenario, serverRestartScenario, silentPartitionScenario } from './soak/fault-scenarios';
-export type { ScenarioOutcome } from './soak/fault-scenarios';
-export { describeFaultSuite } from './soak/fault-test-suite';
-export type { FaultSuiteOptions } from './soak/fault-test-suite';
+export {
+  connectedServer,
+  duplicateIdScenario,
+  emptyRestartScenario,
+  ensembleScenario,
+  frozenLeaderScenario,
+  quorumMinorityRestartScenario,
+  serverRestartScenario,
+  silentPartitionScenario,
+} from './soak/fault-scenarios';
+export type { EnsembleScenarioResult, ScenarioOutcome } from './soak/fault-scenarios';
+export { describeFaultSuite, safetyProblems, topologyFaultRunTest } from './soak/fault-test-suite';
+export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';

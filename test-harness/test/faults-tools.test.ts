@@ -85,8 +85,8 @@ describe('split-brain checker with lease ends', () => {
 
   test('recovery: time from each heal until some candidate leads', () => {
     const intervals = [
-      { candidateId: 'a', token: 1, startMs: 0, endMs: 1000 },
-      { candidateId: 'b', token: 2, startMs: 2500, endMs: Infinity },
+      { candidateId: 'a', process: 'a', token: 1, startMs: 0, endMs: 1000 },
+      { candidateId: 'b', process: 'b', token: 2, startMs: 2500, endMs: Infinity },
     ];
     const r = checkRecovery(intervals, [
       { atMs: 500, label: 'x', boundMs: 100 },

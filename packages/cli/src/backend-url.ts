@@ -13,8 +13,8 @@ export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss',
  *
  * - `memory:` — in this process only (demos, tests).
  * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`).
- * - `redis://[user:pass@]host:6379[/db]`, `rediss://…` for TLS; a comma list of hosts
- *   (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
+ * - `redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]`, `rediss://…` for TLS; a comma
+ *   list of hosts (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
  * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&root=/path]`;
  *   credentials become a digest ACL.
  * - `migrate:<from-only|dual|to-only>?from=<url>&to=<url>` — an election moving between two
@@ -39,7 +39,7 @@ export function createBackend(url: string): ElectionBackend {
       return new MysqlBackend({ uri: url });
     case 'redis':
     case 'rediss':
-      return new RedisBackend({ url });
+      return new RedisBackend(parseRedisBackendUrl(url));
     case 'zookeeper':
       return new ZookeeperBackend(parseZookeeperUrl(url));
     case 'migrate':
@@ -50,6 +50,21 @@ export function createBackend(url: string): ElectionBackend {
         `unknown backend URL ${describeValue(redactUrl(url))}: expected one of ${BACKEND_SCHEMES.map((s) => `${s}:`).join(', ')}`,
       );
   }
+}
+
+/** A Redis URL's `tokenClockFloor=true|false` setting becomes the option; the rest is the URL. */
+function parseRedisBackendUrl(url: string): { url: string; tokenClockFloor?: boolean } {
+  const match = /^([^?#]*)\?([^#]*)$/.exec(url);
+  if (!match) return { url };
+  const params = new URLSearchParams(match[2]);
+  const floor = params.get('tokenClockFloor');
+  if (floor === null) return { url };
+  if (floor !== 'true' && floor !== 'false') {
+    throw new ConclaveError('INVALID_URL', `tokenClockFloor must be true or false, got ${describeValue(floor)}`);
+  }
+  params.delete('tokenClockFloor');
+  const rest = params.toString();
+  return { url: rest ? `${match[1]}?${rest}` : match[1]!, tokenClockFloor: floor === 'true' };
 }
 
 /** `migrate:<phase>?from=<url>&to=<url>` → a MigratingBackend over two backends built from their URLs. */
@@ -79,7 +94,14 @@ export function createMigratingBackend(url: string): MigratingBackend {
     void from.close();
     throw err;
   }
-  return new MigratingBackend({ from, to, phase });
+  try {
+    return new MigratingBackend({ from, to, phase });
+  } catch (err) {
+    // A pair the migration refuses (INVALID_OPTIONS): the two backends are nobody's to close.
+    void from.close().catch(() => undefined);
+    void to.close().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */

@@ -136,6 +136,13 @@ export interface BackendCapabilities {
   push: 'none' | 'best-effort' | 'reliable';
   /** `raiseTokenFloor()` is implemented. Absent means false. */
   tokenFloor?: boolean;
+  /**
+   * A new term's token may jump to the server's clock in ms (Redis `tokenClockFloor`), far above
+   * the previous term's token. Tokens still increase; but another backend cannot follow them
+   * (`@conclave/migrate` refuses such a `to` beside a `from` that cannot raise its floor).
+   * Absent means false.
+   */
+  tokenClock?: boolean;
 }
 
 export interface CampaignRequest {

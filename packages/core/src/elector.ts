@@ -117,6 +117,8 @@ export class Elector {
   private deadlineTimer: NodeJS.Timeout | null = null;
   private holdOffUntil = 0;
   private failures = 0;
+  /** The error of the last failed backend call (while `failures` > 0). */
+  private lastFailure: unknown = null;
   private unwatch: (() => void) | null = null;
   private firstOutcome: (() => void) | null = null;
   private stopping: Promise<void> | null = null;
@@ -195,6 +197,9 @@ export class Elector {
         ok: false,
         problem: `duplicate candidate id: another Elector with candidate id ${JSON.stringify(this.candidateId)} leads`,
       };
+    }
+    if (this.failures > 0 && this.lastFailure instanceof ConclaveError && this.lastFailure.code === 'MIGRATION_CONFLICT') {
+      return { ...base, ok: false, problem: this.lastFailure.message };
     }
     if ((this.role === 'leader' || this.role === 'follower') && this.failures > 0 && now - this.lastContactAt > this.options.leaseMs) {
       return { ...base, ok: false, problem: `backend unreachable for more than a lease (${this.failures} failed calls)` };
@@ -649,7 +654,13 @@ export class Elector {
 
   private onFailure(what: string, err: unknown): void {
     this.failures++;
+    this.lastFailure = err;
     const context = { ...this.context(), failures: this.failures, err };
+    if (err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT') {
+      // A deployment mistake, not an outage: say it every time, loudly.
+      this.log.error(context, `${what} refused`);
+      return;
+    }
     // Warn on the first failure and then at powers of two, so an outage does not flood the log.
     if ((this.failures & (this.failures - 1)) === 0) this.log.warn(context, `${what} failed`);
     else this.log.debug(context, `${what} failed`);

@@ -12,6 +12,9 @@
  * - `LEASE_LOST`: an operation needed leadership that this candidate no longer holds.
  * - `NOT_SUPPORTED`: the backend does not declare the capability asked for.
  * - `CLOSED`: the backend or elector was closed and cannot be used again.
+ * - `MIGRATION_CONFLICT`: a `to-only` candidate of `@conclave/migrate` found a candidate leading
+ *   on `from` without taking part in the migration (an old node beside `to-only` nodes, which
+ *   share no lease); it refuses to lead while that lasts.
  */
 export type ConclaveErrorCode =
   | 'INVALID_OPTIONS'
@@ -21,7 +24,8 @@ export type ConclaveErrorCode =
   | 'BACKEND_ERROR'
   | 'LEASE_LOST'
   | 'NOT_SUPPORTED'
-  | 'CLOSED';
+  | 'CLOSED'
+  | 'MIGRATION_CONFLICT';
 
 export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'INVALID_OPTIONS',
@@ -32,6 +36,7 @@ export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'LEASE_LOST',
   'NOT_SUPPORTED',
   'CLOSED',
+  'MIGRATION_CONFLICT',
 ];
 
 export interface ConclaveErrorDetails {

@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import {
+  ConclaveError,
   assertCandidateId,
   assertInstanceId,
   assertElectionName,
@@ -14,6 +16,8 @@ import {
 import { resolveMigratingOptions, type MigratingBackendOptions, type MigrationPhase } from './migration-options';
 
 const KIND = 'migrate';
+/** A campaign round that must be made again (see `campaign`). */
+const RETRY = Symbol('retry');
 
 /** The two leases a dual candidate holds for one term. */
 interface DualTerm {
@@ -23,18 +27,22 @@ interface DualTerm {
 
 /**
  * A backend made of two backends, for moving an election from `from` to `to` one process at a
- * time with never two leaders (seed 000 warns that a ZooKeeper → MySQL switch can make two).
+ * time with never two leaders (switching a whole fleet at once can make two).
  *
- * In `dual`, a candidate leads only while it holds the lease on both backends: taken from → to,
- * given back to → from. Whoever leads in a fleet of `from-only` + `dual` nodes holds `from`;
- * whoever leads in a fleet of `dual` + `to-only` nodes holds `to`; so at every step of the
- * rollout one lease excludes a second leader.
+ * In `dual`, a candidate leads only while it holds the lease on both backends, taken from → to.
+ * Whoever leads in a fleet of `from-only` + `dual` nodes holds `from`; whoever leads in a fleet
+ * of `dual` + `to-only` nodes holds `to`; so at every step of the rollout one lease excludes a
+ * second leader. A dual term is one `from` term and one `to` term: a candidate that cannot take
+ * `to` gives `from` back at once (old candidates lead meanwhile), and losing either side gives
+ * the other back at once.
  *
  * Fencing tokens: a dual term's token is `to`'s token, and before taking `to` a dual candidate
  * raises `to`'s token floor to its `from` token − 1 (`raiseTokenFloor`). While `to` is fresh (the
  * usual case: only dual nodes have used it), a dual term's token therefore *equals* its `from`
  * token, so dual and `from-only` nodes share `from`'s increasing sequence; once `to-only` nodes
- * take part, every leader holds `to` and `to`'s sequence increases by itself. After taking `to`,
+ * take part, every leader holds `to` and `to`'s sequence increases by itself. A dual term never
+ * goes on with a new `to` term under an old `from` term (its token could run ahead of what
+ * `from` issues next); it starts afresh on both sides instead. After taking `to`,
  * a dual candidate also raises `from`'s floor to its token where `from` supports it, so a
  * rollback to `from-only` keeps increasing too. See the README for the rule this relies on at
  * the dual → to-only step, and for pairs whose `to` cannot raise its floor.
@@ -49,6 +57,21 @@ export class MigratingBackend implements ElectionBackend {
   private readonly closeBackends: boolean;
   /** Terms this backend's candidates hold in `dual`, by election and candidate. */
   private readonly terms = new Map<string, DualTerm>();
+  /** The highest `from` token each candidate has led with in `dual`; a new term never reuses one. */
+  private readonly ledFrom = new Map<string, number>();
+  /** The same for `to`. */
+  private readonly ledTo = new Map<string, number>();
+  /**
+   * dual: a `to` that answered follower, by candidate, and until when its leader's lease runs;
+   * meanwhile `campaign` answers the same without taking `from`.
+   */
+  private readonly toBusy = new Map<string, { until: number; answer: CampaignResult & { role: 'follower' } }>();
+  /** to-only: `from`'s leader as first seen while leading on `to`, by election. */
+  private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
+  /** to-only: elections where an old node leads on `from` beside us (the message), see below. */
+  private readonly conflicts = new Map<string, string>();
+  /** to-only: when `from` was last looked at, by election (-1 while a look is under way). */
+  private readonly lookedAt = new Map<string, number>();
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -61,53 +84,230 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
+    if (this.phase === 'to-only') return this.campaignToOnly(request);
     if (this.phase !== 'dual') return this.single().campaign(request);
     const { election, candidateId } = request;
     validate(election, candidateId);
     const key = termKey(election, candidateId);
-    const held = this.terms.get(key);
+    // A second round only when a side handed back a term this candidate already led with and
+    // gave up (its release was lost or failed), or when `to`'s term ended under a `from` term
+    // that went on: `campaignDual` has given that back, and the next round takes a fresh one.
+    for (let round = 0; round < 2; round++) {
+      const result = await this.campaignDual(request, key);
+      if (result !== RETRY) return result;
+    }
+    throw new ConclaveError('BACKEND_UNAVAILABLE', `${this.from.kind} keeps answering with a term already given up`, {
+      backend: KIND,
+      election,
+    });
+  }
 
-    const onFrom = await this.from.campaign(request);
+  /**
+   * One dual campaign. A dual term is one `from` term and one `to` term taken together; when
+   * either ends, both are given up, and the next dual term starts a fresh term on both sides.
+   * So a dual term's token never runs ahead of what `from` issues next (see the README), and a
+   * candidate that cannot lead on `to` never sits on `from`'s lease (old candidates lead).
+   */
+  private async campaignDual(request: CampaignRequest, key: string): Promise<CampaignResult | typeof RETRY> {
+    const { election, candidateId } = request;
+    const held = this.terms.get(key);
+    const busy = held ? undefined : this.toBusy.get(key);
+    if (busy) {
+      // `to` told us lately that another candidate holds it: taking `from` now would only give
+      // it back at once (and wake the next candidate to do the same, round and round). Answer as
+      // `to` did until its lease can end, or until `to` pushes a change (see `watch`).
+      const left = Math.ceil(busy.until - performance.now());
+      if (left > 0) return { ...busy.answer, leaseRemainingMs: left };
+      this.toBusy.delete(key);
+    }
+    let onFrom: CampaignResult;
+    try {
+      onFrom = await this.from.campaign(request);
+    } catch (err) {
+      if (held) await this.dropTerm(key, held, { election, candidateId }, 'to');
+      throw err;
+    }
     if (onFrom.role === 'follower') {
-      if (held) {
-        // We lost `from`: give `to` back at once rather than block the next dual leader for a lease.
-        this.terms.delete(key);
-        await this.to.release({ election, candidateId, token: held.toToken });
-      }
+      // We lost `from`: give `to` back at once rather than block the next dual leader for a lease.
+      if (held) await this.dropTerm(key, held, { election, candidateId }, 'to');
       return onFrom;
     }
-    if (!held && this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
-      await this.to.raiseTokenFloor(election, Math.max(0, onFrom.token - 1));
+    const fromToken = onFrom.token;
+    const joining = held !== undefined && held.fromToken === fromToken;
+    if (held && !joining) {
+      // `from` is in a new term while an older one is recorded: that `to` term is over too.
+      await this.dropTerm(key, held, { election, candidateId }, 'to');
     }
-    const onTo = await this.to.campaign(request);
+    if (!joining && fromToken <= (this.ledFrom.get(key) ?? 0)) {
+      // `from` still holds a term we led with and gave up (its release was lost or failed).
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
+      return RETRY;
+    }
+    if (joining) return this.goOn(request, key, held!, onFrom);
+    let onTo: CampaignResult;
+    const toFloorRaised = !joining && this.to.capabilities.tokenFloor === true && this.to.raiseTokenFloor !== undefined;
+    try {
+      if (toFloorRaised) await this.to.raiseTokenFloor!(election, Math.max(0, fromToken - 1));
+      onTo = await this.campaignTo(request, key);
+    } catch (err) {
+      // `to` cannot be reached: give up our place on `from` so that a from-only candidate can
+      // lead meanwhile; the next campaign takes it again.
+      this.terms.delete(key);
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
+      throw err;
+    }
     if (onTo.role === 'follower') {
-      // We keep `from` (a dual or to-only node leads on `to`); campaigning again renews it.
-      if (held) this.terms.delete(key);
+      // Someone else holds `to` (a to-only node, or a dual node on its way out): we cannot lead,
+      // so we do not keep `from` either.
+      this.terms.delete(key);
+      const waitMs = onTo.leaseRemainingMs ?? Math.floor(request.leaseMs / 3);
+      this.toBusy.set(key, { until: performance.now() + waitMs, answer: onTo });
+      await settle(this.from.release({ election, candidateId, token: fromToken }));
       return onTo;
     }
-    if (!held || held.toToken !== onTo.token) {
-      if (this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
-        await this.from.raiseTokenFloor(election, onTo.token);
+    const toToken = onTo.token;
+    if ((!joining && toToken <= (this.ledTo.get(key) ?? 0)) || (toFloorRaised && toToken < fromToken)) {
+      // `to` still holds a term we led with and gave up (its release failed), or a term that
+      // started before the floor was raised (a lease forced on `to` alone, below what `from` has
+      // issued since): give it back and look again, for a fresh term.
+      await settle(this.to.release({ election, candidateId, token: toToken }));
+      return RETRY;
+    }
+    if (!joining && this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
+      try {
+        await this.from.raiseTokenFloor(election, toToken);
+      } catch (err) {
+        await Promise.allSettled([
+          this.to.release({ election, candidateId, token: toToken }),
+          this.from.release({ election, candidateId, token: fromToken }),
+        ]);
+        throw err;
       }
     }
-    this.terms.set(key, { fromToken: onFrom.token, toToken: onTo.token });
-    return { role: 'leader', token: onTo.token, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+    this.terms.set(key, { fromToken, toToken });
+    this.ledFrom.set(key, Math.max(fromToken, this.ledFrom.get(key) ?? 0));
+    this.ledTo.set(key, Math.max(toToken, this.ledTo.get(key) ?? 0));
+    return { role: 'leader', token: toToken, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+  }
+
+  /**
+   * A campaign while both sides of our term are still recorded (an earlier answer was lost, or
+   * the Elector gave the term up locally): the term goes on if `to` still holds it. If `to`'s term
+   * ended, taking `to` again under the same `from` term would give a token above what `from`
+   * issues next (and spend one of `to`'s tokens): give `from` up too, and start afresh.
+   */
+  private async goOn(
+    request: CampaignRequest,
+    key: string,
+    held: DualTerm,
+    onFrom: CampaignResult & { role: 'leader' },
+  ): Promise<CampaignResult | typeof RETRY> {
+    const { election, candidateId, leaseMs } = request;
+    let onTo: RenewResult;
+    try {
+      onTo = await this.withinHalfLease(this.to.renew({ election, candidateId, token: held.toToken, leaseMs }), request, 'renewal');
+    } catch (err) {
+      await this.dropTerm(key, held, { election, candidateId }, 'from');
+      throw err;
+    }
+    if (!onTo.held) {
+      await this.dropTerm(key, held, { election, candidateId }, 'from');
+      return RETRY;
+    }
+    return { role: 'leader', token: held.toToken, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
+  }
+
+  /**
+   * `to.campaign`, bounded by half the lease: a `to` that does not answer (cut off, frozen) must
+   * not keep this candidate on `from`'s lease. A lease `to` grants after we stopped waiting is
+   * given back.
+   */
+  private async campaignTo(request: CampaignRequest, key: string): Promise<CampaignResult> {
+    const { election, candidateId } = request;
+    const call = this.to.campaign(request);
+    try {
+      return await this.withinHalfLease(call, request, 'campaign');
+    } catch (err) {
+      call.then(
+        (late) => {
+          if (late.role === 'leader' && this.terms.get(key)?.toToken !== late.token) {
+            void settle(this.to.release({ election, candidateId, token: late.token }));
+          }
+        },
+        () => undefined,
+      );
+      throw err;
+    }
+  }
+
+  /** `call`, or BACKEND_UNAVAILABLE when `to` has not answered it within half the lease. */
+  private async withinHalfLease<T>(call: Promise<T>, request: { election: string; leaseMs: number }, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the ${what} in time`, {
+              backend: KIND,
+              election: request.election,
+            }),
+          ),
+        Math.max(1, Math.floor(request.leaseMs / 2)),
+      );
+    });
+    try {
+      return await Promise.race([call, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Forgets a dual term and gives back the side(s) named; never throws. */
+  private async dropTerm(
+    key: string,
+    held: DualTerm,
+    who: { election: string; candidateId: string },
+    ...sides: Array<'from' | 'to'>
+  ): Promise<void> {
+    if (this.terms.get(key) === held) this.terms.delete(key);
+    await Promise.allSettled(
+      sides.map((side) =>
+        side === 'to'
+          ? this.to.release({ ...who, token: held.toToken })
+          : this.from.release({ ...who, token: held.fromToken }),
+      ),
+    );
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
+    if (this.phase === 'to-only') return this.renewToOnly(request);
     if (this.phase !== 'dual') return this.single().renew(request);
     const { election, candidateId, token, leaseMs } = request;
     validate(election, candidateId);
     const key = termKey(election, candidateId);
     const held = this.terms.get(key);
     if (!held || held.toToken !== token) return { held: false, leaderId: null };
-    const [onFrom, onTo] = await Promise.all([
+    const [onFrom, onTo] = await Promise.allSettled([
       this.from.renew({ election, candidateId, token: held.fromToken, leaseMs }),
       this.to.renew({ election, candidateId, token: held.toToken, leaseMs }),
     ]);
-    if (onFrom.held && onTo.held) return { held: true, leaseMs: Math.min(onFrom.leaseMs, onTo.leaseMs) };
-    this.terms.delete(key);
-    return { held: false, leaderId: (!onFrom.held ? onFrom.leaderId : null) ?? (!onTo.held ? onTo.leaderId : null) };
+    const lostFrom = onFrom.status === 'fulfilled' && !onFrom.value.held;
+    const lostTo = onTo.status === 'fulfilled' && !onTo.value.held;
+    if (lostFrom || lostTo) {
+      // Losing either side ends the dual term: the other side is given back at once, so that
+      // whoever can lead next (an old candidate on `from`, a dual one) need not wait for it.
+      const others: Array<'from' | 'to'> = [];
+      if (!lostFrom) others.push('from');
+      if (!lostTo) others.push('to');
+      await this.dropTerm(key, held, { election, candidateId }, ...others);
+      const leaderOf = (r: PromiseSettledResult<RenewResult>) =>
+        r.status === 'fulfilled' && !r.value.held ? r.value.leaderId : null;
+      return { held: false, leaderId: leaderOf(onFrom) ?? leaderOf(onTo) };
+    }
+    if (onFrom.status === 'rejected') throw onFrom.reason;
+    if (onTo.status === 'rejected') throw onTo.reason;
+    const leases = [onFrom.value, onTo.value].map((r) => (r.held ? r.leaseMs : 0));
+    return { held: true, leaseMs: Math.min(...leases) };
   }
 
   async release(request: ReleaseRequest): Promise<void> {
@@ -119,8 +319,83 @@ export class MigratingBackend implements ElectionBackend {
     // A release for an older term than the one we hold must not touch the newer term's `from`.
     const sameTerm = token == null || held?.toToken === token;
     if (sameTerm) this.terms.delete(key);
-    await this.to.release({ election, candidateId, token: token ?? null });
-    if (sameTerm) await this.from.release({ election, candidateId, token: held?.fromToken ?? null });
+    this.toBusy.delete(key);
+    // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
+    const results = await Promise.allSettled([
+      this.to.release({ election, candidateId, token: token ?? null }),
+      sameTerm ? this.from.release({ election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  // ---- to-only: the forbidden mix --------------------------------------------------------
+  //
+  // Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate cannot tell
+  // an old node from a dual one by its id, but it can tell them apart by behaviour: while this
+  // candidate holds `to`, a dual candidate never stays at the head of `from` (it gives its place
+  // back as soon as `to` answers follower, within half a lease), while an old node leads there
+  // for as long as it lives. So while leading, a to-only candidate looks at `from`'s leader (at
+  // most every half lease, in the background, errors ignored: `from` may be gone for good); the
+  // same leader in the same term seen twice two leases apart is a conflict. It then gives `to`
+  // back and refuses to lead (MIGRATION_CONFLICT, which the Elector logs as an error and
+  // reports in health()) until `from` shows no leader or another term.
+
+  private async campaignToOnly(request: CampaignRequest): Promise<CampaignResult> {
+    const { election } = request;
+    validate(election, request.candidateId);
+    const conflict = this.conflicts.get(election);
+    if (conflict) {
+      this.lookAtFrom(election, request.leaseMs);
+      throw new ConclaveError('MIGRATION_CONFLICT', conflict, { backend: KIND, election });
+    }
+    const result = await this.to.campaign(request);
+    if (result.role === 'leader') this.lookAtFrom(election, request.leaseMs);
+    return result;
+  }
+
+  private async renewToOnly(request: RenewRequest): Promise<RenewResult> {
+    const { election, candidateId, token } = request;
+    validate(election, candidateId);
+    if (this.conflicts.has(election)) {
+      await settle(this.to.release({ election, candidateId, token }));
+      return { held: false, leaderId: null };
+    }
+    const result = await this.to.renew(request);
+    if (result.held) this.lookAtFrom(election, request.leaseMs);
+    return result;
+  }
+
+  /** One background look at `from`'s leader (see above); at most one per half lease per election. */
+  private lookAtFrom(election: string, leaseMs: number): void {
+    const now = performance.now();
+    const last = this.lookedAt.get(election);
+    if (last !== undefined && (last < 0 || now - last < leaseMs / 2)) return;
+    this.lookedAt.set(election, -1); // one look at a time
+    void this.from
+      .getLeader(election)
+      .then(
+        (leader) => {
+          const at = performance.now();
+          const seen = this.sightings.get(election);
+          if (!leader) {
+            this.sightings.delete(election);
+            this.conflicts.delete(election);
+          } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
+            this.sightings.set(election, { ...leader, since: at });
+            this.conflicts.delete(election);
+          } else if (at - seen.since >= 2 * leaseMs) {
+            this.conflicts.set(
+              election,
+              `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +
+                `taking part in the migration, while to-only candidates lead on ${this.to.kind}; old ${this.from.kind}-only ` +
+                'nodes must not run beside to-only nodes (they share no lease): refusing to lead until it is gone',
+            );
+          }
+        },
+        () => undefined,
+      )
+      .finally(() => this.lookedAt.set(election, performance.now()));
   }
 
   /** In `dual`, the leader the old fleet sees: `from`'s. */
@@ -142,8 +417,10 @@ export class MigratingBackend implements ElectionBackend {
   async clearLeader(election: string): Promise<void> {
     if (this.phase !== 'dual') return this.single().clearLeader(election);
     validate(election);
-    await this.to.clearLeader(election);
-    await this.from.clearLeader(election);
+    // Both sides, each whatever the other does.
+    const results = await Promise.allSettled([this.to.clearLeader(election), this.from.clearLeader(election)]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   get listCandidates(): ((election: string) => Promise<string[]>) | undefined {
@@ -157,7 +434,20 @@ export class MigratingBackend implements ElectionBackend {
     );
     if (sides.length === 0) return undefined;
     return (election, candidateId, onChange) => {
-      const unwatches = sides.map((b) => b.watch!(election, candidateId, onChange));
+      const key = termKey(election, candidateId);
+      const unwatches = sides.map((b) =>
+        b.watch!(
+          election,
+          candidateId,
+          b === this.to && this.phase === 'dual'
+            ? () => {
+                // `to` changed: it may be free now, look at once (see `campaignDual`).
+                this.toBusy.delete(key);
+                onChange();
+              }
+            : onChange,
+        ),
+      );
       return () => unwatches.forEach((unwatch) => unwatch());
     };
   }
@@ -176,6 +466,12 @@ export class MigratingBackend implements ElectionBackend {
 
   async close(): Promise<void> {
     this.terms.clear();
+    this.ledFrom.clear();
+    this.ledTo.clear();
+    this.sightings.clear();
+    this.toBusy.clear();
+    this.conflicts.clear();
+    this.lookedAt.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 
@@ -199,4 +495,9 @@ function validate(election: string, ...candidate: [candidateId?: string]): void 
 
 function termKey(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
+}
+
+/** Waits for `promise` and ignores its outcome (a best-effort give-back). */
+async function settle(promise: Promise<unknown>): Promise<void> {
+  await promise.catch(() => undefined);
 }

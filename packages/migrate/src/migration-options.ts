@@ -53,6 +53,16 @@ export function resolveMigratingOptions(options: unknown): Required<MigratingBac
       { backend: KIND },
     );
   }
+  if (o.phase === 'dual' && o.to!.capabilities?.tokenClock && !o.from!.capabilities?.tokenFloor) {
+    // Dual tokens would follow `to`'s clock (~1.7e12) while old nodes on `from` keep `from`'s
+    // small tokens: the next old leader would get a lower token than the dual one before it.
+    throw new ConclaveError(
+      'INVALID_OPTIONS',
+      `in dual, to (${o.to!.kind}) must not take tokens from its clock while from (${o.from!.kind}) cannot raise its token floor: ` +
+        'turn the clock floor off on to (Redis: tokenClockFloor: false)',
+      { backend: KIND },
+    );
+  }
   if (o.closeBackends !== undefined && typeof o.closeBackends !== 'boolean') {
     throw new ConclaveError('INVALID_OPTIONS', `closeBackends must be a boolean, got ${describeValue(o.closeBackends)}`, {
       backend: KIND,

@@ -42,7 +42,12 @@ export class RedisBackend implements ElectionBackend {
   constructor(options: RedisBackendOptions) {
     this.options = resolveRedisOptions(options);
     this.quorum = this.options.quorum;
-    this.capabilities = { listCandidates: this.options.trackCandidates, push: 'best-effort', tokenFloor: true };
+    this.capabilities = {
+      listCandidates: this.options.trackCandidates,
+      push: 'best-effort',
+      tokenFloor: true,
+      tokenClock: this.options.tokenClockFloor,
+    };
     this.nodes = this.options.sources.map(
       (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
     );

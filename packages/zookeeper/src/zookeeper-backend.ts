@@ -5,6 +5,8 @@ import {
   TickBatcher,
   assertCandidateId,
   assertElectionName,
+  assertInstanceId,
+  candidateOf,
   assertPositiveInteger,
   toBackendError,
   type BackendCapabilities,
@@ -32,7 +34,7 @@ interface Candidacy {
   /** A create was sent with `guid` (its answer may have been lost): look for it before creating. */
   created: boolean;
   /** Our node, once seen; `token` is its czxid. */
-  node: { name: string; path: string; token: number; handle: SessionHandle } | null;
+  node: { name: string; path: string; token: number; version: number; handle: SessionHandle } | null;
   /**
    * The own-node watch is armed on `node` (set by an `exists` that found the node owned by our
    * session, cleared when that watch fires). While it is, the node is ours and has not gone as
@@ -108,7 +110,7 @@ export class ZookeeperBackend implements ElectionBackend {
     const until = sentAt + this.requestTimeoutMs;
     try {
       return await this.serialized(key(election, candidateId), until, 'campaign', () =>
-        this.campaignRounds(election, candidateId, leaseMs, until),
+        this.campaignRounds(election, candidateId, leaseMs, sentAt, until),
       );
     } catch (err) {
       throw this.toError(err, election);
@@ -116,7 +118,13 @@ export class ZookeeperBackend implements ElectionBackend {
   }
 
   /** `campaign` once it has its turn (no other campaign or release of this candidate running). */
-  private async campaignRounds(election: string, candidateId: string, leaseMs: number, until: number): Promise<CampaignResult> {
+  private async campaignRounds(
+    election: string,
+    candidateId: string,
+    leaseMs: number,
+    calledAt: number,
+    until: number,
+  ): Promise<CampaignResult> {
     const c = this.candidacy(election, candidateId);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const handle = this.session.current();
@@ -143,12 +151,12 @@ export class ZookeeperBackend implements ElectionBackend {
         this.session.isCurrent(c.node.handle) &&
         !queue.some((n) => n.candidateId === candidateId && n.name !== mine.name)
       ) {
-        // Fast path (a follower whose predecessor, the head, went): one round trip. The list
-        // just read puts our node first; our own `exists` in this session already checked its
-        // ephemeralOwner and czxid, and its watch is still armed, so the node is ours and still
-        // there. The list was read by this session after it was sent, so the session lives at
-        // least its timeout from `sentAt`, which is what the lease is counted from.
-        return { role: 'leader', token: c.node.token, leaseMs: this.grant(handle, leaseMs) };
+        // Fast path (a follower whose predecessor, the head, went): the list just read puts our
+        // node first, and our own `exists` in this session already checked its ephemeralOwner
+        // and czxid (its watch is still armed). Only the quorum can tell that it is still there.
+        const lease = await this.confirmHead(handle, c, leaseMs, calledAt, until);
+        if (lease === null) continue;
+        return { role: 'leader', token: c.node.token, leaseMs: lease };
       }
       // Any other node of this candidate in our session is a stray (a create whose answer was
       // lost, or one made by a call its caller had given up on): it would hold a place in the
@@ -165,9 +173,11 @@ export class ZookeeperBackend implements ElectionBackend {
           continue;
         }
         const token = czxid(stat!);
-        c.node = { name: mine.name, path: minePath, token, handle };
+        c.node = { name: mine.name, path: minePath, token, version: stat!.version, handle };
         c.ownWatched = true;
-        return { role: 'leader', token, leaseMs: this.grant(handle, leaseMs) };
+        const lease = await this.confirmHead(handle, c, leaseMs, calledAt, until);
+        if (lease === null) continue;
+        return { role: 'leader', token, leaseMs: lease };
       }
       const leader = queue[0]!;
       const predecessor = queue[index - 1]!;
@@ -181,7 +191,7 @@ export class ZookeeperBackend implements ElectionBackend {
         this.forgetNode(c);
         continue;
       }
-      c.node = { name: mine.name, path: minePath, token: czxid(own!), handle };
+      c.node = { name: mine.name, path: minePath, token: czxid(own!), version: own!.version, handle };
       c.ownWatched = true;
       if (!before) continue; // the predecessor left meanwhile: look again
       const leaderStat = index === 1 ? before : lead;
@@ -191,6 +201,38 @@ export class ZookeeperBackend implements ElectionBackend {
       backend: KIND,
       election,
     });
+  }
+
+  /**
+   * The last step before a campaign may answer "leader": a `multi` with a `check` of our node's
+   * version. Reads (the queue, `exists`) are answered by whichever server the session is on, and
+   * a server cut off from its peers keeps answering them from a stale copy while the quorum has
+   * expired our session and elected someone else. A multi is a write: it goes through the
+   * ensemble's leader and is answered only once the quorum has ordered it, after the reads.
+   *
+   * That is enough: the stale view is a prefix of the quorum's history, so the predecessors it
+   * showed gone are gone for good (nodes are never re-created under the same name), and our own
+   * node still existing in the quorum's state, with nothing ahead of it, proves it is the lowest.
+   *
+   * Resolves with the lease, counted from when the campaign was called as the core counts it:
+   * the session is proven alive from the confirmation's send, so the time elapsed before that is
+   * taken off. `null` when the node is gone (forgotten; the caller looks again).
+   */
+  private async confirmHead(
+    handle: SessionHandle,
+    c: Candidacy,
+    leaseMs: number,
+    calledAt: number,
+    until: number,
+  ): Promise<number | null> {
+    const node = c.node!;
+    const confirmAt = performance.now();
+    const there = await this.commit(handle, until, 'confirm leadership', (tx) => tx.check(node.path, node.version));
+    if (!there) {
+      if (c.node === node) this.forgetNode(c);
+      return null;
+    }
+    return Math.max(1, this.grant(handle, leaseMs) - Math.ceil(confirmAt - calledAt));
   }
 
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
@@ -207,14 +249,29 @@ export class ZookeeperBackend implements ElectionBackend {
     }
     const node = c.node;
     try {
-      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until: sentAt + this.requestTimeoutMs });
+      const until = sentAt + this.requestTimeoutMs;
+      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until });
       if (!held) {
         if (c.node === node) this.forgetNode(c);
-        return { held: false, leaderId: null };
+        return { held: false, leaderId: await this.headOfQueue(node.handle, election, until) };
       }
       return { held: true, leaseMs: this.grant(node.handle, leaseMs) };
     } catch (err) {
       throw this.toError(err, election);
+    }
+  }
+
+  /**
+   * Who is first in the queue now (its full instance id, so that the core can tell another
+   * instance of the same candidate from itself), or null when unknown: a best effort after a
+   * renewal found our node gone, never an error.
+   */
+  private async headOfQueue(handle: SessionHandle, election: string, until: number): Promise<string | null> {
+    if (!this.session.isCurrent(handle)) return null;
+    try {
+      return (await this.queue(handle, election, until))[0]?.candidateId ?? null;
+    } catch {
+      return null;
     }
   }
 
@@ -256,7 +313,7 @@ export class ZookeeperBackend implements ElectionBackend {
         const leader = queue[0];
         if (!leader) return null;
         const stat = await this.exists(handle, this.path(election, leader.name), until);
-        if (stat) return { candidateId: leader.candidateId, token: czxid(stat) };
+        if (stat) return { candidateId: candidateOf(leader.candidateId), token: czxid(stat) };
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
         backend: KIND,
@@ -277,14 +334,16 @@ export class ZookeeperBackend implements ElectionBackend {
    * changes nothing and returns its token.
    */
   async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
-    this.validate(election, candidateId);
+    this.validate(election);
+    assertCandidateId(candidateId, KIND, election);
     if (leaseMs !== undefined) assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     const until = performance.now() + this.requestTimeoutMs;
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const handle = this.session.current();
         const queue = await this.queue(handle, election, until);
-        const index = queue.findIndex((n) => n.candidateId === candidateId);
+        // The candidate's first node, whichever of its instances (Electors) made it.
+        const index = queue.findIndex((n) => candidateOf(n.candidateId) === candidateId);
         if (index < 0) {
           throw new ConclaveError(
             'NOT_SUPPORTED',
@@ -330,7 +389,7 @@ export class ZookeeperBackend implements ElectionBackend {
     const until = performance.now() + this.requestTimeoutMs;
     try {
       const queue = await this.queue(this.session.current(), election, until);
-      return [...new Set(queue.map((n) => n.candidateId))];
+      return [...new Set(queue.map((n) => candidateOf(n.candidateId)))];
     } catch (err) {
       throw this.toError(err, election);
     }
@@ -366,10 +425,14 @@ export class ZookeeperBackend implements ElectionBackend {
 
   // ---- helpers --------------------------------------------------------------------------
 
-  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
-  private validate(election: string, ...candidate: [candidateId?: string]): void {
+  /**
+   * Validates an election name and, when given, the id of a campaign, renew, release or watch:
+   * an instance id (`<candidate id> <nonce>`) or a bare candidate id. A rest parameter, not an
+   * optional one: an explicit `undefined` id must be refused too.
+   */
+  private validate(election: string, ...instance: [instanceId?: string]): void {
     assertElectionName(election, KIND);
-    if (candidate.length > 0) assertCandidateId(candidate[0], KIND, election);
+    if (instance.length > 0) assertInstanceId(instance[0], KIND, election);
   }
 
   private ensureOpen(election: string): void {

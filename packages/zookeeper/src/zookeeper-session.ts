@@ -39,6 +39,9 @@ export class ZookeeperSession {
   /** Requests waiting for the current client to connect (one state listener for all of them). */
   private readonly waiters = new Set<() => void>();
   private readonly stateListener = (state: State) => this.onState(state);
+  /** Polls a connection attempt that has a socket but no session yet (see `watchHandshake`). */
+  private handshakeTimer: NodeJS.Timeout | null = null;
+  private handshakeClient: Client | null = null;
 
   constructor(private readonly options: ResolvedZookeeperOptions) {}
 
@@ -143,6 +146,7 @@ export class ZookeeperSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopHandshakeWatch();
     this.listeners.clear();
     const client = this.client;
     this.client = null;
@@ -155,6 +159,7 @@ export class ZookeeperSession {
     if (this.options.mode === 'client') {
       const client = this.options.client;
       client.on('state', this.stateListener);
+      if (client.getState() !== State.SYNC_CONNECTED) this.watchHandshake(client);
       return client;
     }
     const client = createClient(this.options.connect, {
@@ -168,10 +173,12 @@ export class ZookeeperSession {
     if (this.options.auth) client.addAuthInfo('digest', Buffer.from(this.options.auth));
     client.on('state', this.stateListener);
     client.connect();
+    this.watchHandshake(client);
     return client;
   }
 
   private onState(state: State): void {
+    if (state === State.DISCONNECTED && this.client && !this.closed) this.watchHandshake(this.client);
     if (state === State.DISCONNECTED && this.client) {
       // node-zookeeper-client keeps a partial frame of the closed socket and glues it to the
       // next connection's first bytes, then throws "Unknown code" from its socket handler
@@ -207,6 +214,59 @@ export class ZookeeperSession {
     }
   }
 
+  /**
+   * node-zookeeper-client bounds a connection attempt only until the TCP connection is made; then
+   * it waits for the server's answer to its ConnectRequest with no deadline. ZooKeeper 3.8 opens
+   * its client port before it has loaded its database; a handshake that arrives then is refused
+   * ("not running"), but closing the socket fails (a NullPointerException on the database not
+   * loaded yet), so the connection stays open and silent until the server drops sessionless
+   * connections, ten seconds later. Meanwhile the client is "connecting", every candidate of
+   * this backend has no session, and a leader's session expires on the server. Like ZooKeeper's
+   * own client, give the whole attempt, handshake included, the client's connect timeout
+   * (session timeout / number of servers): a socket open that long without a session is
+   * destroyed, and the client tries again (the next server).
+   * Runs while the client has no session; stops at SYNC_CONNECTED, expiry or close.
+   */
+  private watchHandshake(client: Client): void {
+    if (this.handshakeTimer && this.handshakeClient === client) return;
+    this.stopHandshakeWatch();
+    this.handshakeClient = client;
+    let socket: Socket | undefined;
+    let openSince = 0;
+    const poll = () => {
+      const state = client.getState();
+      if (this.closed || this.client !== client || state === State.SYNC_CONNECTED || state === State.EXPIRED) {
+        this.stopHandshakeWatch();
+        return;
+      }
+      const manager = managerOf(client);
+      const current = manager?.socket;
+      const now = performance.now();
+      if (!current || current.destroyed || current.connecting) {
+        socket = undefined;
+        return;
+      }
+      if (current !== socket) {
+        socket = current;
+        openSince = now;
+        return;
+      }
+      const limit = typeof manager?.connectTimeout === 'number' && manager.connectTimeout > 0 ? manager.connectTimeout : this.options.requestTimeoutMs;
+      if (now - openSince >= limit) {
+        socket = undefined;
+        current.destroy();
+      }
+    };
+    this.handshakeTimer = setInterval(poll, HANDSHAKE_POLL_MS);
+    this.handshakeTimer.unref?.();
+  }
+
+  private stopHandshakeWatch(): void {
+    if (this.handshakeTimer) clearInterval(this.handshakeTimer);
+    this.handshakeTimer = null;
+    this.handshakeClient = null;
+  }
+
   private emit(event: SessionEvent): void {
     for (const listener of [...this.listeners]) listener(event);
   }
@@ -240,9 +300,13 @@ export function zkCode(err: unknown): number | undefined {
 interface ConnectionManagerInternals {
   socket?: Socket;
   pendingBuffer?: Buffer | null;
+  connectTimeout?: number;
   sessionTimeout?: number;
   pingTimeout?: number;
 }
+
+/** How often a connection attempt without a session is looked at (see `watchHandshake`), ms. */
+const HANDSHAKE_POLL_MS = 100;
 
 /** Share of the negotiated session timeout a connection may stay idle before the client pings. */
 const PING_IDLE_SHARE = 0.45;

@@ -5,7 +5,7 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { Elector, forwardBackend, type ElectionBackend } from '@conclave/core';
+import { Elector, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { openGuard } from '../guard/guarded-resource';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
@@ -44,6 +44,26 @@ function observeLeases(backend: ElectionBackend, safetyMarginMs: () => number, l
   });
 }
 
+/**
+ * The Elector's warnings and errors, reported to the parent (`log`), so that a run in which
+ * nobody ever leads can say why (a backend refusing every call, say). A message repeated within
+ * a second is reported once.
+ */
+function reportingLogger(): Logger {
+  let last = '';
+  let lastAt = -Infinity;
+  const forward = (level: 'warn' | 'error') => (context: object, message: string) => {
+    const err = (context as { err?: unknown }).err;
+    const text = err instanceof Error ? `${message}: ${err.message}` : message;
+    const atMs = now();
+    if (text === last && atMs - lastAt < 1000) return;
+    last = text;
+    lastAt = atMs;
+    report({ type: 'log', atMs, level, message: text });
+  };
+  return { debug: () => undefined, info: () => undefined, warn: forward('warn'), error: forward('error') };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CONCLAVE_CANDIDATE ?? '') as CandidateConfig;
   const raw = createBackend(config.backend);
@@ -56,6 +76,7 @@ async function main(): Promise<void> {
     leaseMs: config.leaseMs,
     ...(config.renewMs ? { renewMs: config.renewMs } : {}),
     ...(config.retryMs ? { retryMs: config.retryMs } : {}),
+    logger: reportingLogger(),
   });
   margin = elector.options.safetyMarginMs;
   elector.elected$.subscribe((e) => report({ type: 'elected', atMs: now(), token: e.token }));
@@ -66,9 +87,13 @@ async function main(): Promise<void> {
   const work =
     workIntervalMs > 0
       ? setInterval(() => {
-          // Read the token and check the lease in the same instant the work is stamped.
+          // Stamp first, then read the token and check the lease: the check happens at or after
+          // the stamp, so a true isLeader() proves the lease still ran at the stamp even if this
+          // process is descheduled in between (a stamp taken after the check could fall past
+          // the lease end by as long as the pause).
+          const atMs = now();
           const token = elector.token;
-          if (token !== null && elector.isLeader()) report({ type: 'work', atMs: now(), token });
+          if (token !== null && elector.isLeader()) report({ type: 'work', atMs, token });
         }, workIntervalMs)
       : null;
 
@@ -80,9 +105,10 @@ async function main(): Promise<void> {
   const guardTick = () => {
     guardTimer = null;
     if (stopping || !guard) return;
+    // Stamped before the check, as the work above.
+    const atMs = now();
     const token = elector.token;
     if (token !== null && elector.isLeader() && !writing) {
-      const atMs = now();
       writing = guard
         .write(token, config.candidateId)
         .then(
@@ -120,7 +146,9 @@ async function main(): Promise<void> {
   // The parent went away: leave the election rather than lead an orphaned test.
   process.on('disconnect', () => void stop());
   await elector.start();
-  report({ type: 'ready', atMs: now(), pid: process.pid });
+  // The instance id, where the Elector has one: a duplicate of this candidate id campaigns under another.
+  const instanceId = (elector as { instanceId?: unknown }).instanceId;
+  report({ type: 'ready', atMs: now(), pid: process.pid, ...(typeof instanceId === 'string' ? { instanceId } : {}) });
 }
 
 main().catch((err: unknown) => {

@@ -44,8 +44,23 @@ export class CandidateProcess {
     return candidate;
   }
 
+  /** The candidate id it was started with (two processes may share one). */
   get id(): string {
     return this.config.candidateId;
+  }
+
+  /**
+   * This process's own name in histories and reports, unique even when candidate ids repeat:
+   * `<candidate id>@<pid>`. The split-brain checker tells leaders apart by it.
+   */
+  get key(): string {
+    return `${this.config.candidateId}@${this.child.pid ?? '?'}`;
+  }
+
+  /** The id its Elector campaigns under (candidate id and nonce), once known from its `ready` report; null before or when the Elector does not expose one. */
+  get instanceId(): string | null {
+    const ready = this.reports.find((r) => r.type === 'ready');
+    return ready && ready.type === 'ready' ? (ready.instanceId ?? null) : null;
   }
 
   get pid(): number {
@@ -119,7 +134,8 @@ export class CandidateProcess {
   }
 
   /**
-   * This candidate's reports as history events for the split-brain checker. A `revoked` event
+   * This candidate's reports as history events for the split-brain checker, keyed by `key`
+   * (the process), so a duplicate of its candidate id is a different leader. A `revoked` event
    * carries `leaseEndMs` when the candidate reported its leases: the latest instant its
    * `isLeader()` could be true in that term (a frozen process reports its revocation only when it
    * wakes, long after its lease ran out).
@@ -130,10 +146,17 @@ export class CandidateProcess {
     for (const r of this.reports) {
       if (r.type === 'lease') leaseEnd.set(r.token, Math.max(leaseEnd.get(r.token) ?? -Infinity, r.untilMs));
       if (r.type === 'elected' || r.type === 'work') {
-        events.push({ atMs: r.atMs, candidateId: this.id, kind: r.type, token: r.token });
+        events.push({ atMs: r.atMs, candidateId: this.id, process: this.key, kind: r.type, token: r.token });
       } else if (r.type === 'revoked') {
         const end = leaseEnd.get(r.token);
-        events.push({ atMs: r.atMs, candidateId: this.id, kind: 'revoked', token: r.token, ...(end === undefined ? {} : { leaseEndMs: end }) });
+        events.push({
+          atMs: r.atMs,
+          candidateId: this.id,
+          process: this.key,
+          kind: 'revoked',
+          token: r.token,
+          ...(end === undefined ? {} : { leaseEndMs: end }),
+        });
       }
     }
     const last = [...events].reverse().find((e) => e.kind !== 'work');
@@ -142,6 +165,7 @@ export class CandidateProcess {
       events.push({
         atMs: this.killedAtMs,
         candidateId: this.id,
+        process: this.key,
         kind: 'revoked',
         token: last.token,
         ...(end === undefined ? {} : { leaseEndMs: end }),
@@ -157,6 +181,7 @@ export class CandidateProcess {
       if (r.type === 'write') {
         writes.push({
           candidateId: this.id,
+          process: this.key,
           atMs: r.atMs,
           doneAtMs: r.doneAtMs,
           token: r.token,

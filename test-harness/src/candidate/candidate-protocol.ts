@@ -30,7 +30,8 @@ export type CandidateCommand = { type: 'stop' } | { type: 'stepDown' } | { type:
 
 /** Messages from a candidate to the parent. `atMs` is process.hrtime.bigint() in ms: one clock for all processes. */
 export type CandidateReport =
-  | { type: 'ready'; atMs: number; pid: number }
+  /** `instanceId`: what the Elector campaigns under, when it exposes one (candidate id and nonce). */
+  | { type: 'ready'; atMs: number; pid: number; instanceId?: string }
   | { type: 'elected'; atMs: number; token: number }
   | { type: 'revoked'; atMs: number; token: number; reason: string }
   | { type: 'leader'; atMs: number; leaderId: string | null }
@@ -47,5 +48,7 @@ export type CandidateReport =
    * among accepted writes (null when rejected); `error` when the write failed (no verdict).
    */
   | { type: 'write'; atMs: number; doneAtMs: number; token: number; accepted: boolean; seq: number | null; error?: string }
+  /** A warning or error the Elector logged (repeats within a second left out). */
+  | { type: 'log'; atMs: number; level: 'warn' | 'error'; message: string }
   | { type: 'stopped'; atMs: number }
   | { type: 'error'; atMs: number; message: string };

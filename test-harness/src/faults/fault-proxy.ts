@@ -27,6 +27,8 @@ export interface FaultProxy {
   resume(): void;
   /** Latency back to 0 and traffic flowing again. */
   heal(): void;
+  /** Client connections open through this proxy now (which server a ZooKeeper client uses). */
+  openConnections(): number;
   /** Closes both layers and every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -79,6 +81,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const inner: TcpProxy = await startTcpProxy({ targetPort: options.targetPort, ...(options.targetHost ? { targetHost: options.targetHost } : {}) });
   let delayMs = 0;
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   const lines = new Set<DelayLine>();
 
   const pipe = (from: Socket, to: Socket, line: DelayLine) => {
@@ -94,7 +97,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const down = new DelayLine();
     lines.add(up).add(down);
     sockets.add(client).add(upstream);
+    clients.add(client);
     const destroy = () => {
+      clients.delete(client);
       up.clear();
       down.clear();
       lines.delete(up);
@@ -136,6 +141,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       delayMs = 0;
       inner.resume();
     },
+    openConnections: () => clients.size,
     close() {
       if (!closed) {
         closed = (async () => {

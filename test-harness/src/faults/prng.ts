@@ -55,10 +55,15 @@ export function randomSeed(): number {
   return Math.floor(Math.random() * 2 ** 31);
 }
 
-/** The seed from an environment variable when set (e.g. `FAULT_SEED=123 npx jest …`), else `fallback`. */
+/**
+ * The seed from an environment variable when set (e.g. `FAULT_SEED=123 npx jest …`), else
+ * `fallback`. `random` draws one from the clock: the runs print it in their names and failure
+ * messages, with the command that replays it.
+ */
 export function seedFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
+  if (raw === 'random') return Date.now() % 2 ** 31;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return n;

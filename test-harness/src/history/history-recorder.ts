@@ -5,6 +5,12 @@ export interface HistoryEvent {
   /** process.hrtime.bigint() in ms (fractional). */
   atMs: number;
   candidateId: string;
+  /**
+   * Which process (one Elector) the event came from, when candidate ids may repeat: two
+   * processes started with the same candidate id are two candidates to the checker. When absent,
+   * the candidate id stands for the process.
+   */
+  process?: string;
   kind: 'elected' | 'revoked' | 'work';
   token: number;
 }

@@ -12,6 +12,8 @@ export interface TermHistoryEvent extends HistoryEvent {
 
 export interface LeadershipInterval {
   candidateId: string;
+  /** The process that led (see `HistoryEvent.process`); the candidate id when the history has none. */
+  process: string;
   token: number;
   startMs: number;
   /** Infinity while still leading at the end of the history. */
@@ -21,6 +23,8 @@ export interface LeadershipInterval {
 /** One write to a guarded resource, as a candidate reported it. */
 export interface GuardWrite {
   candidateId: string;
+  /** The process that wrote (see `HistoryEvent.process`). */
+  process?: string;
   /** When it was sent (right after a true `isLeader()`), monotonic ms. */
   atMs: number;
   /** When the answer came back. */
@@ -41,13 +45,16 @@ export interface GuardReport {
   failed: number;
   /** Accepted with a token lower than one accepted before it (in the resource's order). Must be empty. */
   staleWrites: GuardWrite[];
-  /** Accepted writes of two different candidates with the same token: two leaders shared a term. Must be empty. */
+  /**
+   * Accepted writes of two different processes with the same token: two leaders shared a term
+   * (two processes with one candidate id count as two). Must be empty.
+   */
   sharedTokens: Array<[GuardWrite, GuardWrite]>;
 }
 
 export interface SplitBrainReport {
   intervals: LeadershipInterval[];
-  /** Pairs of intervals of different candidates that overlap in time. */
+  /** Pairs of intervals of different processes that overlap in time (one candidate id or not). */
   overlaps: Array<[LeadershipInterval, LeadershipInterval]>;
   /** Terms whose token is not greater than the token of the term elected before them. */
   tokenRegressions: Array<[LeadershipInterval, LeadershipInterval]>;
@@ -64,8 +71,13 @@ export interface SplitBrainOptions {
   writes?: readonly GuardWrite[];
 }
 
+/** The key the checker tells leaders apart by: the process, else the candidate id. */
+export function processOf(e: { candidateId: string; process?: string }): string {
+  return e.process ?? e.candidateId;
+}
+
 /**
- * Pairs each `elected` with the same candidate's next `revoked` of that token. A revocation's
+ * Pairs each `elected` with the same process's next `revoked` of that token. A revocation's
  * `leaseEndMs`, when known and earlier, ends the term instead (see `TermHistoryEvent`).
  */
 export function leadershipIntervals(history: readonly TermHistoryEvent[]): LeadershipInterval[] {
@@ -73,16 +85,17 @@ export function leadershipIntervals(history: readonly TermHistoryEvent[]): Leade
   const open = new Map<string, LeadershipInterval>();
   const done: LeadershipInterval[] = [];
   for (const e of sorted) {
+    const who = processOf(e);
     if (e.kind === 'elected') {
-      const prev = open.get(e.candidateId);
+      const prev = open.get(who);
       if (prev) done.push({ ...prev, endMs: e.atMs });
-      open.set(e.candidateId, { candidateId: e.candidateId, token: e.token, startMs: e.atMs, endMs: Infinity });
+      open.set(who, { candidateId: e.candidateId, process: who, token: e.token, startMs: e.atMs, endMs: Infinity });
     } else if (e.kind === 'revoked') {
-      const cur = open.get(e.candidateId);
+      const cur = open.get(who);
       if (cur && cur.token === e.token) {
         const end = e.leaseEndMs === undefined ? e.atMs : Math.max(cur.startMs, Math.min(e.atMs, e.leaseEndMs));
         done.push({ ...cur, endMs: end });
-        open.delete(e.candidateId);
+        open.delete(who);
       }
     }
   }
@@ -102,8 +115,8 @@ export function checkGuardWrites(writes: readonly GuardWrite[]): GuardReport {
     max = Math.max(max, w.token);
     const first = firstByToken.get(w.token);
     if (!first) firstByToken.set(w.token, w);
-    else if (first.candidateId !== w.candidateId) {
-      const key = `${w.token}|${w.candidateId}`;
+    else if (processOf(first) !== processOf(w)) {
+      const key = `${w.token}|${processOf(w)}`;
       if (!reportedPairs.has(key)) {
         reportedPairs.add(key);
         sharedTokens.push([first, w]);
@@ -131,7 +144,7 @@ export function checkSplitBrain(history: readonly TermHistoryEvent[], options: S
   for (let i = 0; i < intervals.length; i++) {
     const a = intervals[i]!;
     for (let j = i + 1; j < intervals.length && intervals[j]!.startMs < a.endMs; j++) {
-      if (intervals[j]!.candidateId !== a.candidateId) overlaps.push([a, intervals[j]!]);
+      if (intervals[j]!.process !== a.process) overlaps.push([a, intervals[j]!]);
     }
     if (i > 0 && a.token <= intervals[i - 1]!.token) tokenRegressions.push([intervals[i - 1]!, a]);
   }
@@ -154,19 +167,21 @@ export function checkSplitBrain(history: readonly TermHistoryEvent[], options: S
   const prefixMax: number[] = [];
   for (let i = 0; i < elections.length; i++) prefixMax.push(Math.max(prefixMax[i - 1] ?? -Infinity, elections[i]!.token));
 
-  const byCandidate = new Map<string, LeadershipInterval[]>();
+  const byProcess = new Map<string, LeadershipInterval[]>();
   for (const iv of intervals) {
-    const list = byCandidate.get(iv.candidateId) ?? [];
+    const list = byProcess.get(iv.process) ?? [];
     list.push(iv);
-    byCandidate.set(iv.candidateId, list);
+    byProcess.set(iv.process, list);
   }
   const staleWork: HistoryEvent[] = [];
   const workOutsideTerm: HistoryEvent[] = [];
   const units: HistoryEvent[] = history.filter((e) => e.kind === 'work');
-  for (const w of options.writes ?? []) units.push({ atMs: w.atMs, candidateId: w.candidateId, kind: 'work', token: w.token });
+  for (const w of options.writes ?? []) {
+    units.push({ atMs: w.atMs, candidateId: w.candidateId, ...(w.process === undefined ? {} : { process: w.process }), kind: 'work', token: w.token });
+  }
   for (const w of units) {
     if (maxTokenBefore(w.atMs) > w.token) staleWork.push(w);
-    const own = (byCandidate.get(w.candidateId) ?? []).find(
+    const own = (byProcess.get(processOf(w)) ?? []).find(
       (iv) => iv.token === w.token && iv.startMs <= w.atMs && w.atMs <= iv.endMs,
     );
     if (!own) workOutsideTerm.push(w);

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync 
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import { freePort } from './free-port';
 
 /**
@@ -50,11 +51,30 @@ export interface ZookeeperServer {
   waitUntilServing(): Promise<void>;
 }
 
+export interface ZookeeperEnsembleOptions extends ZookeeperServerOptions {
+  /**
+   * Route every peer link (quorum and election connections, one proxy per ordered pair of
+   * members and port) through a TCP proxy, so that `isolate()` can cut a member off from its
+   * peers while its clients still reach it. Default false.
+   */
+  peerProxies?: boolean;
+}
+
 /** Three ZooKeeper JVMs forming one ensemble on loopback. */
 export interface ZookeeperEnsemble {
   readonly servers: readonly ZookeeperServer[];
   /** Every server's client address: `127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3`. */
   readonly connect: string;
+  /**
+   * Cuts `servers[index]` off from its peers, clients untouched (needs `peerProxies`).
+   * `'silent'` (default): every peer link to and from it stops moving bytes with its sockets
+   * left open, a network partition as both ends see it: a follower keeps serving its clients
+   * from its last state until it gives the leader up (`syncLimit` ticks). `'cut'`: those links
+   * are reset and new ones refused, which every end notices at once.
+   */
+  isolate(index: number, how?: 'silent' | 'cut'): void;
+  /** Ends every isolation: peer links flow again (held bytes are delivered). */
+  heal(): void;
   /** Kills every JVM and removes the directories. Idempotent. */
   close(): Promise<void>;
 }
@@ -290,19 +310,56 @@ export async function startZookeeperServer(options: ZookeeperServerOptions = {})
  * Starts a three-server ensemble on loopback (QuorumPeerMain, one myid and one config per
  * member, distinct client, quorum and election ports). Resolves once every member serves; stop
  * one with `ensemble.servers[i].stop()` and the other two keep a quorum.
+ *
+ * With `peerProxies`, each member's config names its peers at the addresses of proxies of its
+ * own (member i reaches member j through proxies i→j, one for the quorum port, one for the
+ * election port), while its own line keeps the ports it listens on, so every connection a
+ * member opens to a peer goes through a proxy the test controls.
  */
-export async function startZookeeperEnsemble(options: ZookeeperServerOptions = {}): Promise<ZookeeperEnsemble> {
+export async function startZookeeperEnsemble(options: ZookeeperEnsembleOptions = {}): Promise<ZookeeperEnsemble> {
   const o = resolveOptions(options);
   const root = mkdtempSync(join(tmpdir(), 'conclave-zk-ensemble-'));
   const ports: Array<{ client: number; quorum: number; election: number }> = [];
   for (let i = 0; i < 3; i++) {
     ports.push({ client: await freePort(), quorum: await freePort(), election: await freePort() });
   }
-  const members = ports.map((p, i) => `server.${i + 1}=127.0.0.1:${p.quorum}:${p.election}`);
+  /** links[i][j]: the proxies member i reaches member j through (none for i === j). */
+  const links: Array<Array<{ quorum: TcpProxy; election: TcpProxy } | null>> = [];
+  const proxies: TcpProxy[] = [];
+  const closeProxies = async () => {
+    await Promise.all(proxies.splice(0).map((p) => p.close()));
+  };
+  try {
+    for (let i = 0; i < 3; i++) {
+      const row: Array<{ quorum: TcpProxy; election: TcpProxy } | null> = [];
+      for (let j = 0; j < 3; j++) {
+        if (i === j || !options.peerProxies) {
+          row.push(null);
+          continue;
+        }
+        const quorum = await startTcpProxy({ targetPort: ports[j]!.quorum });
+        proxies.push(quorum);
+        const election = await startTcpProxy({ targetPort: ports[j]!.election });
+        proxies.push(election);
+        row.push({ quorum, election });
+      }
+      links.push(row);
+    }
+  } catch (err) {
+    await closeProxies();
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
   const servers = ports.map((p, i) => {
     const dir = join(root, `server-${i + 1}`);
     mkdirSync(join(dir, 'data'), { recursive: true });
     writeFileSync(join(dir, 'data', 'myid'), `${i + 1}\n`);
+    const members = ports.map((q, j) => {
+      const via = links[i]![j];
+      return via
+        ? `server.${j + 1}=127.0.0.1:${via.quorum.port}:${via.election.port}`
+        : `server.${j + 1}=127.0.0.1:${q.quorum}:${q.election}`;
+    });
     const lines = [
       ...baseConfig(dir, p.client, o),
       // Quorum timing in ticks: generous, because the three JVMs share two slow cores.
@@ -316,6 +373,7 @@ export async function startZookeeperEnsemble(options: ZookeeperServerOptions = {
   });
   const close = async () => {
     await Promise.all(servers.map((s) => s.close()));
+    await closeProxies();
     rmSync(root, { recursive: true, force: true });
   };
   try {
@@ -325,9 +383,26 @@ export async function startZookeeperEnsemble(options: ZookeeperServerOptions = {
     await close();
     throw err;
   }
+  const peerLinksOf = (index: number): TcpProxy[] => {
+    if (!options.peerProxies) throw new Error('start the ensemble with { peerProxies: true } to isolate a member');
+    if (!Number.isInteger(index) || index < 0 || index >= servers.length) throw new Error(`no member ${index}`);
+    return links.flatMap((row, i) =>
+      row.flatMap((via, j) => (via && (i === index || j === index) ? [via.quorum, via.election] : [])),
+    );
+  };
   return {
     servers,
     connect: servers.map((s) => s.connect).join(','),
+    isolate(index, how = 'silent') {
+      for (const proxy of peerLinksOf(index)) {
+        if (how === 'cut') proxy.cut();
+        else proxy.blackhole();
+      }
+    },
+    heal() {
+      if (!options.peerProxies) return;
+      for (const proxy of proxies) proxy.resume();
+    },
     close,
   };
 }

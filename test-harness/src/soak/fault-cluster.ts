@@ -7,7 +7,7 @@ import { dropGuard, prepareGuard, readGuard } from '../guard/guarded-resource';
 import { monotonicMs } from '../history/history-recorder';
 import type { GuardWrite, TermHistoryEvent } from '../history/split-brain-checker';
 import { delay } from '../wait-for';
-import { startFaultEnvironment, type FaultBackendKind, type FaultEnvironment } from './fault-environment';
+import { startFaultEnvironment, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /** Where the guarded resource lives: the shared servers, which fault runs never disturb. */
 export const GUARD_REDIS_URL = process.env.CONCLAVE_GUARD_REDIS ?? 'redis://127.0.0.1:6379';
@@ -15,7 +15,9 @@ export const GUARD_MYSQL_URL = process.env.CONCLAVE_GUARD_MYSQL ?? 'mysql://root
 
 export interface FaultClusterOptions {
   backend: FaultBackendKind;
-  /** Candidate processes, each behind its own proxy to the one private server. Default 3. */
+  /** The deployment staged (see `FaultTopology`). Default `single`. */
+  topology?: FaultTopology;
+  /** Candidate processes, each behind its own proxy to each private server. Default 3. */
   candidates?: number;
   /** Default 1500. */
   leaseMs?: number;
@@ -29,19 +31,51 @@ export interface FaultClusterOptions {
   label?: string;
 }
 
-/** One candidate position: its proxy stays, its process is replaced after a kill. */
+/** One candidate position: its proxies stay, its process is replaced after a kill. */
 export interface CandidateSlot {
   readonly index: number;
+  /** Its whole network: every call acts on all of `links` at once. */
   readonly proxy: FaultProxy;
+  /** One proxy per server (`links[i]` leads to `env.servers[i]`): cut it off from one server only. */
+  readonly links: readonly FaultProxy[];
   proc: CandidateProcess;
-  /** How many processes this slot has had (ids are `c<index>-<generation>`). */
+  /**
+   * How many processes this slot has had (ids are `c<index>-<generation>`; in the `duplicate-id`
+   * topology, slots 0 and 1 are always `dup`).
+   */
   generation: number;
   frozen: boolean;
 }
 
+/** The candidate id the `duplicate-id` topology gives the processes of slots 0 and 1. */
+export const DUPLICATE_CANDIDATE_ID = 'dup';
+
+/** A FaultProxy acting on several at once (a candidate's links to every server). */
+function allLinks(links: readonly FaultProxy[]): FaultProxy {
+  return {
+    // Filled after this object is made: read the first link when asked.
+    get port() {
+      return links[0]!.port;
+    },
+    get address() {
+      return links[0]!.address;
+    },
+    delay: (ms) => links.forEach((l) => l.delay(ms)),
+    blackhole: () => links.forEach((l) => l.blackhole()),
+    cut: () => links.forEach((l) => l.cut()),
+    resume: () => links.forEach((l) => l.resume()),
+    heal: () => links.forEach((l) => l.heal()),
+    openConnections: () => links.reduce((n, l) => n + l.openConnections(), 0),
+    close: async () => {
+      await Promise.all(links.map((l) => l.close()));
+    },
+  };
+}
+
 /**
- * A private server, N candidate processes each behind its own FaultProxy, and a guarded resource:
- * the stage of every fault test and of the soak. `close()` stops everything it started, even
+ * Private servers (one, or three for a quorum or an ensemble), N candidate processes each behind
+ * its own FaultProxy to each server, and a guarded resource: the stage of every fault test and of
+ * the soak. `close()` stops everything it started, even
  * after a failure; call it in `finally`/`afterAll`.
  */
 export class FaultCluster {
@@ -67,6 +101,7 @@ export class FaultCluster {
   static async start(options: FaultClusterOptions): Promise<FaultCluster> {
     const resolved = {
       backend: options.backend,
+      topology: options.topology ?? 'single',
       candidates: options.candidates ?? 3,
       leaseMs: options.leaseMs ?? 1500,
       workIntervalMs: options.workIntervalMs ?? 20,
@@ -80,14 +115,15 @@ export class FaultCluster {
         : guardKind === 'redis'
           ? { kind: 'redis', url: GUARD_REDIS_URL, key: `conclave-guard:${election}`, intervalMs: resolved.writeIntervalMs }
           : { kind: 'mysql', url: GUARD_MYSQL_URL, table: 'conclave_guard', name: election, intervalMs: resolved.writeIntervalMs };
-    const env = await startFaultEnvironment(options.backend, resolved.leaseMs);
+    const env = await startFaultEnvironment(options.backend, resolved.leaseMs, resolved.topology);
     const cluster = new FaultCluster(env, resolved, guard, election);
     try {
       if (guard) await prepareGuard(guard);
       for (let i = 0; i < resolved.candidates; i++) {
-        const proxy = await startFaultProxy({ targetPort: env.serverPort });
-        const slot: CandidateSlot = { index: i, proxy, proc: null as unknown as CandidateProcess, generation: 0, frozen: false };
+        const links: FaultProxy[] = [];
+        const slot: CandidateSlot = { index: i, proxy: allLinks(links), links, proc: null as unknown as CandidateProcess, generation: 0, frozen: false };
         cluster.slots.push(slot);
+        for (const server of env.servers) links.push(await startFaultProxy({ targetPort: server.port }));
         slot.proc = await cluster.spawn(slot);
       }
     } catch (err) {
@@ -97,12 +133,21 @@ export class FaultCluster {
     return cluster;
   }
 
-  /** Starts a new process in `slot` (new candidate id), and resolves once it is ready. */
+  /** The topology staged. */
+  get topology(): FaultTopology {
+    return this.env.topology;
+  }
+
+  /**
+   * Starts a new process in `slot`, and resolves once it is ready. A new candidate id, except
+   * for the duplicated slots of the `duplicate-id` topology: a restarted pod keeps its name.
+   */
   async spawn(slot: CandidateSlot): Promise<CandidateProcess> {
-    const id = `c${slot.index}-${slot.generation++}`;
+    const generation = slot.generation++;
+    const id = this.topology === 'duplicate-id' && slot.index < 2 ? DUPLICATE_CANDIDATE_ID : `c${slot.index}-${generation}`;
     const proc = await CandidateProcess.start(
       {
-        backend: this.env.urlFor(slot.proxy.port),
+        backend: this.env.urlFor(slot.links.map((l) => l.port)),
         election: this.election,
         candidateId: id,
         leaseMs: this.leaseMs,
@@ -176,7 +221,8 @@ export class FaultCluster {
             // best effort: the rest must still be cleaned up
           }
         };
-        this.env.resumeServer?.();
+        for (const server of this.env.servers) server.resume?.();
+        this.env.healServers?.();
         await safe(() => this.stopCandidates(5000));
         for (const p of this.processes) p.kill('SIGKILL');
         await Promise.all(this.slots.map((s) => safe(() => s.proxy.close())));

@@ -10,13 +10,14 @@ import {
   summarize,
   type GuardWrite,
   type HealPoint,
+  type LeadershipInterval,
   type RecoveryReport,
   type SplitBrainReport,
   type TermHistoryEvent,
 } from '../history/split-brain-checker';
 import { delay } from '../wait-for';
 import { FaultCluster, type CandidateSlot, type FaultClusterOptions } from './fault-cluster';
-import type { FaultBackendKind } from './fault-environment';
+import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /**
  * The fault catalogue.
@@ -28,13 +29,31 @@ import type { FaultBackendKind } from './fault-environment';
  *   partition), 0.5–2.5 × lease; the other candidates still reach the server.
  * - `cut`: the candidate's connections are reset and refused for 0.1–1.5 s.
  * - `delay`: 20 ms – lease/3 of latency on the candidate's link, both ways, for 1–4 s.
- * - `server-restart`: SIGKILL of the private server, down 0.2–2 s, started again on the same
- *   port and data.
- * - `server-pause`: SIGSTOP of the server for 0.3–1.5 × lease (MariaDB and Redis only).
+ * - `server-restart`: SIGKILL of one private server, down 0.2–2 s, started again on the same
+ *   port (with its data, or empty where the topology has no persistence). With several servers:
+ *   one of them (a minority); in an ensemble its leader 60 % of the time.
+ * - `server-pause`: SIGSTOP of one server for 0.3–1.5 × lease (MariaDB and Redis only).
  * - `step-down`: the leader is told to step down (a graceful hand-over).
+ * - `link` (several servers): one candidate's link to one server blackholed or cut (half each),
+ *   0.5–2.5 × lease, its links to the others untouched; in an ensemble, the server its client
+ *   is connected to.
+ * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
+ *   resets, half each) while its clients still reach it, 0.3–1.2 × (the ensemble's election
+ *   time + the session timeout); the server the leader's client uses 60 % of the time.
  */
-export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down';
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'freeze', 'partition', 'cut', 'delay', 'server-restart', 'server-pause', 'step-down'];
+export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate';
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'kill',
+  'freeze',
+  'partition',
+  'cut',
+  'delay',
+  'server-restart',
+  'server-pause',
+  'step-down',
+  'link',
+  'isolate',
+];
 
 export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   kill: 12,
@@ -45,7 +64,31 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   'server-restart': 6,
   'server-pause': 6,
   'step-down': 8,
+  // Drawn only where the topology has several servers (see `weightsFor`).
+  link: 14,
+  isolate: 8,
 };
+
+/**
+ * Where a topology exists for its servers' faults, those are drawn more often than on one
+ * durable server: a restart that loses the data, a master or ensemble member lost.
+ */
+export const TOPOLOGY_FAULT_WEIGHTS: Readonly<Record<FaultTopology, Partial<Record<FaultKind, number>>>> = {
+  single: {},
+  'duplicate-id': {},
+  'no-persistence': { 'server-restart': 40 },
+  quorum: { 'server-restart': 16, 'server-pause': 10 },
+  ensemble: { 'server-restart': 10, isolate: 18, link: 18 },
+};
+
+/** The catalogue's weights for the topology, minus the faults the environment cannot inflict. */
+function weightsFor(env: FaultEnvironment, overrides: Partial<Record<FaultKind, number>> | undefined): Record<FaultKind, number> {
+  const weights: Record<FaultKind, number> = { ...DEFAULT_FAULT_WEIGHTS, ...TOPOLOGY_FAULT_WEIGHTS[env.topology], ...overrides };
+  if (!env.servers.some((s) => s.pause)) weights['server-pause'] = 0;
+  if (env.servers.length < 2) weights.link = 0;
+  if (!env.isolateServer) weights.isolate = 0;
+  return weights;
+}
 
 export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
   backend: FaultBackendKind;
@@ -63,7 +106,7 @@ export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
 
 export interface FaultRecord {
   kind: FaultKind;
-  /** Candidate id, or `server`. */
+  /** The candidate process (`<id>@<pid>`), `server <i>`, or `<process> → server <i>` for a link. */
   target: string;
   atMs: number;
   /** How long the fault lasted, ms. */
@@ -74,6 +117,7 @@ export interface FaultRecord {
 
 export interface FaultRunResult {
   backend: FaultBackendKind;
+  topology: FaultTopology;
   seed: number;
   leaseMs: number;
   elapsedMs: number;
@@ -90,7 +134,7 @@ export interface FaultRunResult {
    * Followers that reported themselves as the leader (`leader$` = own id while not elected) and
    * were not elected within a lease: the signature of a candidate queued behind its own node.
    */
-  selfLeaderFollowers: Array<{ candidateId: string; atMs: number }>;
+  selfLeaderFollowers: Array<{ process: string; atMs: number }>;
   /** Where the history was written, when there were problems. */
   dumpedTo: string | null;
   history: TermHistoryEvent[];
@@ -101,6 +145,14 @@ interface PlannedFault {
   kind: FaultKind;
   /** 'leader' (if one leads when it starts, else a random slot), a slot index, or the server. */
   target: 'leader' | number | 'server';
+  /**
+   * Which server a server fault hits, or which link a `link` fault cuts: an index, or
+   * `ensemble-leader` / `client's` (resolved when the fault starts: the ensemble's leader, the
+   * server the target's client is connected to).
+   */
+  server: number | 'ensemble-leader' | "client's";
+  /** `link`: blackhole (else cut). */
+  blackhole: boolean;
   offsetMs: number;
   holdMs: number;
 }
@@ -114,10 +166,10 @@ interface PlannedFault {
 export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunResult> {
   const log = options.log ?? (() => undefined);
   const rng = new Prng(options.seed);
-  const cluster = await FaultCluster.start({ ...options, label: `${options.backend}-${options.seed}` });
+  const topology = options.topology ?? 'single';
+  const cluster = await FaultCluster.start({ ...options, label: `${options.backend}-${topology}-${options.seed}` });
   const leaseMs = cluster.leaseMs;
-  const weights: Record<FaultKind, number> = { ...DEFAULT_FAULT_WEIGHTS, ...options.weights };
-  if (!cluster.env.pauseServer) weights['server-pause'] = 0;
+  const weights = weightsFor(cluster.env, options.weights);
   const faults: FaultRecord[] = [];
   const heals: HealPoint[] = [];
   const recoveryBoundMs = leaseMs + cluster.env.recoveryMarginMs;
@@ -126,11 +178,11 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   let runError: unknown = null;
   try {
     const first = await cluster.waitForLeader(30_000);
-    if (first === null) throw new Error('no leader within 30 s of start-up');
+    if (first === null) throw new Error(`no leader within 30 s of start-up${lastLogged(cluster)}`);
     let lastProgress = monotonicMs();
     while (monotonicMs() - started < options.durationMs && !options.signal?.aborted) {
       episodes++;
-      const plan = planEpisode(rng, weights, cluster.slots.length, leaseMs);
+      const plan = planEpisode(rng, weights, cluster.slots.length, cluster.env, leaseMs);
       await Promise.all(plan.map((f) => runFault(cluster, f, rng, faults)));
       const healedAt = monotonicMs();
       const label = plan.map((f) => f.kind).join('+');
@@ -140,7 +192,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
       await delay(rng.int(100, 800));
       if (monotonicMs() - lastProgress > 30_000) {
         lastProgress = monotonicMs();
-        log(`${options.backend}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes`);
+        log(`${options.backend} ${topology}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes`);
       }
     }
   } catch (err) {
@@ -168,18 +220,18 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   if (report.workOutsideTerm.length) problems.push(`${report.workOutsideTerm.length} units of work outside the worker's term`);
   const g = report.guard;
   if (g && g.staleWrites.length) problems.push(`${g.staleWrites.length} stale writes accepted by the guarded resource`);
-  if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two candidates`);
+  if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two processes`);
   if (g && guardState && guardState.seq < g.accepted) problems.push(`guard counted ${guardState.seq} accepted writes, candidates ${g.accepted}`);
   if (recovery.late.length) problems.push(`${recovery.late.length} heals not followed by a leader within ${recoveryBoundMs} ms`);
 
-  const selfLeaderFollowers = findSelfLeaderFollowers(cluster, leaseMs);
+  const selfLeaderFollowers = findSelfLeaderFollowers(cluster, report.intervals, leaseMs);
   if (selfLeaderFollowers.length) problems.push(`${selfLeaderFollowers.length} followers saw themselves as leader for more than a lease`);
 
   const faultCounts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   for (const f of faults) faultCounts[f.kind]++;
   let dumpedTo: string | null = null;
   if (problems.length > 0 && options.dumpPath !== null) {
-    dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${options.backend}-${options.seed}.json`);
+    dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${options.backend}-${topology}-${options.seed}.json`);
     try {
       writeFileSync(dumpedTo, JSON.stringify(
           {
@@ -191,7 +243,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
             recovery,
             history,
             writes,
-            reports: Object.fromEntries(cluster.processes.map((p) => [p.id, p.reports.filter((r) => r.type !== 'work' && r.type !== 'write')])),
+            reports: Object.fromEntries(cluster.processes.map((p) => [p.key, p.reports.filter((r) => r.type !== 'work' && r.type !== 'write')])),
           },
           null,
           1,
@@ -202,6 +254,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   }
   return {
     backend: options.backend,
+    topology,
     seed: options.seed,
     leaseMs,
     elapsedMs,
@@ -220,13 +273,22 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   };
 }
 
-function findSelfLeaderFollowers(cluster: FaultCluster, leaseMs: number): Array<{ candidateId: string; atMs: number }> {
-  const found: Array<{ candidateId: string; atMs: number }> = [];
+/**
+ * A follower whose `leader$` names its own candidate id for more than a lease. Where candidate
+ * ids repeat, naming its own id is right while another process with that id leads, and after it
+ * died for as long as its lease or session lingers on the server: a span that meets a twin's
+ * term, extended by the environment's recovery margin, is not counted.
+ */
+function findSelfLeaderFollowers(cluster: FaultCluster, intervals: readonly LeadershipInterval[], leaseMs: number): Array<{ process: string; atMs: number }> {
+  const linger = cluster.env.recoveryMarginMs;
+  const found: Array<{ process: string; atMs: number }> = [];
   for (const proc of cluster.processes) {
     let leading = false;
     let since: number | null = null;
+    const twinLeads = (fromMs: number, untilMs: number) =>
+      intervals.some((iv) => iv.candidateId === proc.id && iv.process !== proc.key && iv.startMs <= untilMs && iv.endMs + linger >= fromMs);
     const flush = (untilMs: number) => {
-      if (since !== null && untilMs - since > leaseMs) found.push({ candidateId: proc.id, atMs: since });
+      if (since !== null && untilMs - since > leaseMs && !twinLeads(since, untilMs)) found.push({ process: proc.key, atMs: since });
       since = null;
     };
     for (const r of proc.reports) {
@@ -245,8 +307,18 @@ function findSelfLeaderFollowers(cluster: FaultCluster, leaseMs: number): Array<
   return found;
 }
 
+/** `; candidates logged: "<message>"`, the last warning or error any candidate logged, or ''. */
+function lastLogged(cluster: FaultCluster): string {
+  let last: { atMs: number; message: string } | null = null;
+  for (const p of cluster.processes) {
+    for (const r of p.reports) if (r.type === 'log' && (!last || r.atMs > last.atMs)) last = r;
+  }
+  return last ? `; candidates logged: ${JSON.stringify(last.message)}` : '';
+}
+
 /** Every random choice of an episode is drawn here, up front, so a seed fixes the schedule. */
-function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: number, leaseMs: number): PlannedFault[] {
+function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: number, env: FaultEnvironment, leaseMs: number): PlannedFault[] {
+  const servers = env.servers.length;
   const count = rng.weighted({ one: 6, two: 3, three: 1 } as const);
   const n = count === 'one' ? 1 : count === 'two' ? 2 : 3;
   const plan: PlannedFault[] = [];
@@ -256,14 +328,35 @@ function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: numbe
   for (let i = 0; i < n; i++) {
     const available = { ...weights };
     if (serverFault) {
+      // One server fault at a time: a quorum or an ensemble keeps its majority.
       available['server-restart'] = 0;
       available['server-pause'] = 0;
+      available.isolate = 0;
     }
     const kind = rng.weighted(available);
     const offsetMs = i === 0 ? 0 : rng.int(0, Math.round(leaseMs / 2));
     const holdMs = holdFor(kind, rng, leaseMs);
+    // Where there are several servers, which one (and how a link fails) is drawn for every
+    // fault, so the seed fixes the schedule; one server draws nothing more (older seeds replay).
+    let server: PlannedFault['server'] = 0;
+    let blackhole = true;
+    let aim = false;
+    if (servers > 1) {
+      server = rng.int(0, servers - 1);
+      blackhole = rng.chance(0.5);
+      aim = rng.chance(0.6);
+    }
+    const ensemble = env.topology === 'ensemble';
+    if (kind === 'server-restart' && ensemble && aim) server = 'ensemble-leader';
+    if (kind === 'link' && ensemble) server = "client's";
     let target: PlannedFault['target'];
-    if (kind === 'server-restart' || kind === 'server-pause') {
+    if (kind === 'isolate' && aim && !leaderTaken) {
+      // The server the leader's client uses, cut from its peers.
+      serverFault = true;
+      leaderTaken = true;
+      server = "client's";
+      target = 'leader';
+    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate') {
       serverFault = true;
       target = 'server';
     } else if (!leaderTaken && (kind === 'step-down' || rng.chance(0.7))) {
@@ -275,7 +368,7 @@ function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: numbe
       target = rng.pick(free);
       usedSlots.add(target);
     }
-    plan.push({ kind, target, offsetMs, holdMs });
+    plan.push({ kind, target, server, blackhole, offsetMs, holdMs });
   }
   return plan;
 }
@@ -298,6 +391,11 @@ function holdFor(kind: FaultKind, rng: Prng, leaseMs: number): number {
       return Math.round(leaseMs * rng.between(0.3, 1.5));
     case 'step-down':
       return 0;
+    case 'link':
+      return Math.round(leaseMs * rng.between(0.5, 2.5));
+    case 'isolate':
+      // Up to past the time the others take to give the member up and elect without it.
+      return Math.round((ENSEMBLE_ELECTION_MS + zookeeperSessionTimeoutMs(leaseMs)) * rng.between(0.3, 1.2));
   }
 }
 
@@ -324,8 +422,12 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
     onLeader = cluster.leadingNow(slot);
   }
   if (slot && slot.frozen) return; // another fault of this episode froze it
+  const server = await resolveServer(cluster, f, slot);
   const atMs = monotonicMs();
-  record.push({ kind: f.kind, target: slot ? slot.proc.id : 'server', atMs, holdMs: f.holdMs, onLeader });
+  const target =
+    f.kind === 'link' ? `${slot!.proc.key} → server ${server}` : f.target === 'server' || f.kind === 'isolate' ? `server ${server}` : slot!.proc.key;
+  record.push({ kind: f.kind, target, atMs, holdMs: f.holdMs, onLeader });
+  const env = cluster.env;
   switch (f.kind) {
     case 'kill':
       slot!.proc.kill('SIGKILL');
@@ -357,19 +459,45 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
       slot!.proxy.delay(0);
       return;
     case 'server-restart':
-      await cluster.env.killServer();
+      await env.servers[server]!.kill();
       await delay(f.holdMs);
-      await cluster.env.restartServer();
+      await env.servers[server]!.restart();
       return;
-    case 'server-pause':
-      cluster.env.pauseServer!();
+    case 'server-pause': {
+      const paused = env.servers[server]!.pause ? env.servers[server]! : env.servers.find((s) => s.pause)!;
+      paused.pause!();
       await delay(f.holdMs);
-      cluster.env.resumeServer!();
+      paused.resume!();
+      return;
+    }
+    case 'link': {
+      const link = slot!.links[server]!;
+      if (f.blackhole) link.blackhole();
+      else link.cut();
+      await delay(f.holdMs);
+      link.resume();
+      return;
+    }
+    case 'isolate':
+      env.isolateServer!(server, f.blackhole ? 'silent' : 'cut');
+      await delay(f.holdMs);
+      env.healServers!();
       return;
     case 'step-down':
       slot!.proc.send({ type: 'stepDown' });
       return;
   }
+}
+
+/** The server a server or link fault hits, resolved when it starts. */
+async function resolveServer(cluster: FaultCluster, f: PlannedFault, slot: CandidateSlot | null): Promise<number> {
+  if (f.server === 'ensemble-leader') return (await cluster.env.ensembleLeader?.()) ?? 0;
+  if (f.server === "client's") {
+    // The server whose proxy carries the candidate's connection (a ZooKeeper client uses one).
+    const used = slot ? slot.links.findIndex((l) => l.openConnections() > 0) : -1;
+    return used >= 0 ? used : 0;
+  }
+  return f.server;
 }
 
 /** The one summary line of a run (soak output, test failure messages). */
@@ -380,7 +508,7 @@ export function summarizeRun(r: FaultRunResult): string {
   const g = r.report.guard;
   const stale = g ? g.staleWrites.length + g.sharedTokens.length : 0;
   return [
-    `${r.backend}: ${Math.round(r.elapsedMs / 1000)} s, seed ${r.seed}, lease ${r.leaseMs} ms`,
+    `${r.backend}${r.topology === 'single' ? '' : ` ${r.topology}`}: ${Math.round(r.elapsedMs / 1000)} s, seed ${r.seed}, lease ${r.leaseMs} ms`,
     `faults: ${r.faults.length} (${kinds}) in ${r.episodes} episodes`,
     `terms: ${r.report.intervals.length}`,
     `overlaps: ${r.report.overlaps.length}`,

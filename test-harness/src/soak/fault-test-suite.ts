@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { checkSplitBrain, summarize } from '../history/split-brain-checker';
+import { relative } from 'node:path';
+import { checkSplitBrain, summarize, type SplitBrainReport } from '../history/split-brain-checker';
 import { seedFromEnv } from '../faults/prng';
 import { FaultCluster } from './fault-cluster';
-import type { FaultBackendKind } from './fault-environment';
+import type { FaultBackendKind, FaultTopology } from './fault-environment';
 import { runFaultSoak, summarizeRun } from './fault-run';
 import { frozenLeaderScenario, serverRestartScenario, silentPartitionScenario } from './fault-scenarios';
 
@@ -108,4 +109,59 @@ export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuit
       expect(result.report.guard!.staleWrites).toEqual([]);
     }, runMs + 75_000);
   });
+}
+
+/**
+ * The safety verdict of a history, for a directed test's `expect`: every list must be empty.
+ * `detail` (the summary line) rides along so a failure shows the counts.
+ */
+export function safetyProblems(cluster: FaultCluster): { detail: string; problems: Record<string, unknown[]> } {
+  const report: SplitBrainReport = checkSplitBrain(cluster.history(), { writes: cluster.writes() });
+  // Each list compact (a failure shows what happened, not thousands of objects): at most 5 items.
+  const few = (items: string[]) => (items.length > 5 ? [...items.slice(0, 5), `… ${items.length - 5} more`] : items);
+  const work = (w: { process?: string; candidateId: string; token: number; atMs: number }) => `${w.process ?? w.candidateId} token ${w.token} at ${Math.round(w.atMs)}`;
+  const problems: Record<string, unknown[]> = {
+    overlaps: few(
+      report.overlaps.map(([a, b]) => `${a.process} (token ${a.token}) and ${b.process} (token ${b.token}) for ${Number.isFinite(Math.min(a.endMs, b.endMs)) ? `${Math.round(Math.min(a.endMs, b.endMs) - b.startMs)} ms` : "the rest of the history"}`),
+    ),
+    tokenRegressions: few(report.tokenRegressions.map(([a, b]) => `${a.process} ${a.token} then ${b.process} ${b.token}`)),
+    staleWork: few(report.staleWork.map(work)),
+    workOutsideTerm: few(report.workOutsideTerm.map(work)),
+    staleWrites: few((report.guard?.staleWrites ?? []).map(work)),
+    sharedTokens: few((report.guard?.sharedTokens ?? []).map(([a, b]) => `token ${a.token}: ${a.process} and ${b.process}`)),
+  };
+  return { detail: summarize(report), problems };
+}
+
+export interface TopologyRunOptions {
+  /** Seed of the run unless `FAULT_SEED` is set. */
+  seed: number;
+  /** Length, ms, unless `FAULT_RUN_MS` is set. Default 30 000. */
+  runMs?: number;
+  /** Candidate processes. Default 3. */
+  candidates?: number;
+}
+
+/**
+ * One `test` running a short seeded fault run of `backend` in `topology` (same checks as the
+ * single-server runs: overlaps, token order, stale work, stale writes, late recovery). A failure
+ * prints the summary line and the command that replays the seed.
+ */
+export function topologyFaultRunTest(backend: FaultBackendKind, topology: FaultTopology, options: TopologyRunOptions): void {
+  const seed = seedFromEnv('FAULT_SEED', options.seed);
+  const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 30_000);
+  const name = `${backend} ${topology}: seeded random faults for ${Math.round(runMs / 1000)} s (seed ${seed})`;
+  test(name, async () => {
+    const result = await runFaultSoak({ backend, topology, durationMs: runMs, seed, ...(options.candidates ? { candidates: options.candidates } : {}) });
+    const line = summarizeRun(result);
+    if (!result.ok) {
+      const file = relative(process.cwd(), expect.getState().testPath ?? '');
+      throw new Error(
+        `${line}\nreplay: FAULT_SEED=${seed} npx jest ${file} -t '${backend} ${topology}: seeded'` +
+          `\n    or: npm run soak -- --backend ${backend} --topology ${topology} --seconds ${Math.round(runMs / 1000)} --seed ${seed}`,
+      );
+    }
+    expect(result.faults.length).toBeGreaterThan(3);
+    expect(result.report.overlaps).toEqual([]);
+  }, runMs + 120_000);
 }

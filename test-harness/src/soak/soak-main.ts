@@ -1,8 +1,9 @@
 /**
- * `npm run soak -- --backend <mysql|redis|zookeeper> --seconds N [--seed S] [--lease-ms L] [--candidates C]`
+ * `npm run soak -- --backend <mysql|redis|zookeeper> [--topology T] --seconds N [--seed S] [--lease-ms L] [--candidates C]`
  *
- * Starts a private server of that backend, C candidate processes (default 3) each behind its own
- * fault proxy, and a guarded resource on the shared Redis (MariaDB for the mysql backend); injects
+ * Starts the private servers of that backend in topology T (default `single`; `no-persistence`
+ * and `quorum` on Redis, `ensemble` on ZooKeeper, `duplicate-id` on any: see `FaultTopology`),
+ * C candidate processes (default 3) each behind its own fault proxy to each server, and a guarded resource on the shared Redis (MariaDB for the mysql backend); injects
  * seeded random faults for N seconds (see `FAULT_KINDS`), then checks the whole history. Prints
  * progress lines and one summary line:
  *
@@ -13,18 +14,20 @@
  * run early: it still heals, stops and checks, and cleans up its servers and processes.
  */
 import { randomSeed } from '../faults/prng';
-import { FAULT_BACKENDS, type FaultBackendKind } from './fault-environment';
+import { FAULT_BACKENDS, FAULT_TOPOLOGIES, TOPOLOGY_BACKENDS, type FaultBackendKind, type FaultTopology } from './fault-environment';
 import { runFaultSoak, summarizeRun } from './fault-run';
 
 interface SoakArgs {
   backend: FaultBackendKind;
+  topology: FaultTopology;
   seconds: number;
   seed: number;
   leaseMs: number;
   candidates: number;
 }
 
-const USAGE = 'usage: npm run soak -- --backend <mysql|redis|zookeeper> --seconds N [--seed S] [--lease-ms L] [--candidates C]';
+const USAGE =
+  'usage: npm run soak -- --backend <mysql|redis|zookeeper> [--topology <single|no-persistence|quorum|ensemble|duplicate-id>] --seconds N [--seed S] [--lease-ms L] [--candidates C]';
 
 function parseArgs(argv: string[]): SoakArgs {
   const values = new Map<string, string>();
@@ -37,10 +40,15 @@ function parseArgs(argv: string[]): SoakArgs {
     values.set(m[1]!, value);
   }
   for (const key of values.keys()) {
-    if (!['backend', 'seconds', 'seed', 'lease-ms', 'candidates'].includes(key)) throw new Error(`unknown option --${key}`);
+    if (!['backend', 'topology', 'seconds', 'seed', 'lease-ms', 'candidates'].includes(key)) throw new Error(`unknown option --${key}`);
   }
   const backend = values.get('backend');
   if (!backend || !(FAULT_BACKENDS as readonly string[]).includes(backend)) throw new Error(`--backend must be one of ${FAULT_BACKENDS.join(', ')}`);
+  const topology = values.get('topology') ?? 'single';
+  if (!(FAULT_TOPOLOGIES as readonly string[]).includes(topology)) throw new Error(`--topology must be one of ${FAULT_TOPOLOGIES.join(', ')}`);
+  if (!TOPOLOGY_BACKENDS[topology as FaultTopology].includes(backend as FaultBackendKind)) {
+    throw new Error(`--topology ${topology} runs on ${TOPOLOGY_BACKENDS[topology as FaultTopology].join(', ')}, not ${backend}`);
+  }
   const int = (key: string, fallback: number, min: number) => {
     const raw = values.get(key);
     if (raw === undefined) return fallback;
@@ -50,6 +58,7 @@ function parseArgs(argv: string[]): SoakArgs {
   };
   return {
     backend: backend as FaultBackendKind,
+    topology: topology as FaultTopology,
     seconds: int('seconds', 60, 1),
     seed: int('seed', randomSeed(), 0),
     leaseMs: int('lease-ms', 1500, 500),
@@ -79,9 +88,10 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const t = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  t(`soak ${args.backend}: ${args.seconds} s, seed ${args.seed}, lease ${args.leaseMs} ms, ${args.candidates} candidates; starting servers`);
+  t(`soak ${args.backend} ${args.topology}: ${args.seconds} s, seed ${args.seed}, lease ${args.leaseMs} ms, ${args.candidates} candidates; starting servers`);
   const result = await runFaultSoak({
     backend: args.backend,
+    topology: args.topology,
     durationMs: args.seconds * 1000,
     seed: args.seed,
     leaseMs: args.leaseMs,
@@ -91,7 +101,7 @@ async function main(): Promise<number> {
   });
   console.log(`soak ${summarizeRun(result)}`);
   if (!result.ok) {
-    console.log(`replay: npm run soak -- --backend ${args.backend} --seconds ${args.seconds} --seed ${args.seed} --lease-ms ${args.leaseMs} --candidates ${args.candidates}`);
+    console.log(`replay: npm run soak -- --backend ${args.backend} --topology ${args.topology} --seconds ${args.seconds} --seed ${args.seed} --lease-ms ${args.leaseMs} --candidates ${args.candidates}`);
   }
   return result.ok ? 0 : 1;
 }
