@@ -450,6 +450,12 @@ export class Elector {
       );
       if (epoch !== this.epoch) return;
       this.onSuccess();
+      if (performance.now() >= term.deadline) {
+        // The answer came after the deadline, before the deadline timer ran (a stalled loop):
+        // isLeader() has already said false, and a term that ended does not come back.
+        this.revoke('lease-expired');
+        return;
+      }
       if (result.held) {
         const granted = Math.min(result.leaseMs, leaseMs);
         const deadline = sentAt + granted - safetyMarginMs;

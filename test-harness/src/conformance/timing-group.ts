@@ -203,11 +203,9 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       expect(checkSplitBrain(c.history.events).intervals.filter((iv) => iv.token === token && iv.endMs === Infinity)).toEqual([]);
     });
 
-    // Known Elector bug, kept visible: renewOnce() takes a `held` answer without checking that the
-    // deadline has not passed meanwhile, so a stalled process that gets the answer after its
-    // deadline but before its deadline timer runs leads on in a term that isLeader() had ended.
-    // `test.failing` passes while the bug is there; once the Elector is fixed, make it `test`.
-    test.failing('a renewal answered after the deadline, before the deadline timer ran, does not extend leadership', async () => {
+    // A stalled process can get a `held` answer after its deadline but before its deadline timer
+    // runs: the term isLeader() already ended must not come back.
+    test('a renewal answered after the deadline, before the deadline timer ran, does not extend leadership', async () => {
       const c = ctx();
       const election = c.election('late-renewal-busy');
       const backend = await c.backend();
