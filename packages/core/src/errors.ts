@@ -57,8 +57,8 @@ export class ConclaveError extends Error {
 
   constructor(code: ConclaveErrorCode, message: string, details: ConclaveErrorDetails = {}) {
     const where = [
-      details.backend ? `backend ${details.backend}` : '',
-      details.election ? `election "${details.election}"` : '',
+      typeof details.backend === 'string' && details.backend ? `backend ${details.backend}` : '',
+      typeof details.election === 'string' && details.election ? `election "${details.election}"` : '',
     ]
       .filter(Boolean)
       .join(', ');

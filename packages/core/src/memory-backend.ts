@@ -120,6 +120,7 @@ export class MemoryBackend implements ElectionBackend {
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    assertElectionName(election, this.kind);
     assertCandidateId(candidateId, this.kind, election);
     const record = await this.enter(election, candidateId);
     record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: performance.now() + leaseMs };

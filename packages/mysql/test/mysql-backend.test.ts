@@ -227,7 +227,7 @@ describe('validation before I/O', () => {
       await expect(b.getLeader(election)).rejects.toMatchObject({ code: 'INVALID_NAME' });
       await expect(b.clearLeader(election)).rejects.toMatchObject({ code: 'INVALID_NAME' });
     }
-    for (const candidateId of ['', 'x'.repeat(201), 'a b', 'tab\there', 'é']) {
+    for (const candidateId of ['', 'x'.repeat(201), 'a  b', 'a B', 'tab\there', 'é']) {
       await expect(b.campaign({ election: 'ok', candidateId, leaseMs: LEASE })).rejects.toMatchObject({ code: 'INVALID_NAME' });
       await expect(b.forceLeader('ok', candidateId)).rejects.toMatchObject({ code: 'INVALID_NAME' });
       await expect(b.release({ election: 'ok', candidateId })).rejects.toMatchObject({ code: 'INVALID_NAME' });

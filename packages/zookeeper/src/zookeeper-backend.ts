@@ -572,8 +572,8 @@ export class ZookeeperBackend implements ElectionBackend {
    * Deletes every node of `candidateId` in `queue` except `keep` that belongs to our session: the
    * candidacy's own guid (a create retried after its answer was lost), or another guid whose
    * ephemeralOwner is our session (a node created under a candidacy record that was since
-   * dropped). Nodes of the same id owned by another session (another process using the same id)
-   * are left alone. Resolves with how many were deleted (already gone counts).
+   * dropped), or, for an instance id, a node of an earlier session of ours. Nodes of a bare
+   * candidate id owned by another session (another process using the same id) are left alone. Resolves with how many were deleted (already gone counts).
    *
    * We keep the node the candidacy knows and delete the others rather than adopt the oldest: a
    * stray's czxid may be a token this candidate already led with in a term it gave up (its
@@ -597,7 +597,10 @@ export class ZookeeperBackend implements ElectionBackend {
         const path = this.path(election, n.name);
         if (n.guid !== c.guid) {
           const stat = await this.exists(handle, path, until);
-          if (!this.ownedBy(stat, handle)) return false;
+          // An instance id (candidate id + nonce) belongs to this one Elector: its node in another
+          // session is one this candidacy left behind when that session was replaced, and would
+          // head the queue, naming us leader without a lease, until the server expires it.
+          if (!this.ownedBy(stat, handle) && candidateOf(candidateId) === candidateId) return false;
         }
         await this.remove(handle, path, until);
         return true;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { Elector, type ElectionBackend, type RevokedEvent } from '@conclave/core';
+import { Elector, candidateOf, type ElectionBackend, type RevokedEvent } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { waitFor } from '@conclave/test-harness';
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
@@ -40,7 +40,8 @@ function countHints(backend: ZookeeperBackend, counts: Map<string, number>): voi
   const watch = backend.watch.bind(backend);
   backend.watch = (e, id, onChange) =>
     watch(e, id, () => {
-      counts.set(id, (counts.get(id) ?? 0) + 1);
+      // Electors watch under their instance id; count by candidate id.
+      counts.set(candidateOf(id), (counts.get(candidateOf(id)) ?? 0) + 1);
       onChange();
     });
 }
