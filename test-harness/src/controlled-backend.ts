@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, ForwardingBackend, type BackendMethod, type ElectionBackend, type ForwardHooks } from '@conclave/core';
+import { BACKEND_METHODS, ConclaveError, ForwardingBackend, type BackendMethod, type ElectionBackend, type ForwardHooks } from '@conclave/core';
 
 /** One call made through a `ControlledBackend`, with when it was sent, answered and delivered. */
 export interface ControlledCall {
@@ -23,16 +23,11 @@ export interface ControlledCall {
 /** Which calls a reply delay or hold applies to: all, or those of the named methods. */
 export type CallFilter = readonly BackendMethod[] | ((call: ControlledCall) => boolean);
 
-const ASYNC_METHODS: ReadonlySet<BackendMethod> = new Set([
-  'campaign',
-  'renew',
-  'release',
-  'getLeader',
-  'forceLeader',
-  'clearLeader',
-  'listCandidates',
-  'raiseTokenFloor',
-]);
+// The calls that go to the server and answer later: every SPI method but the synchronous
+// watch/isWatching and close (which a test never controls).
+const ASYNC_METHODS: ReadonlySet<BackendMethod> = new Set(
+  BACKEND_METHODS.filter((m) => m !== 'watch' && m !== 'isWatching' && m !== 'close'),
+);
 
 const matches = (filter: CallFilter | undefined, call: ControlledCall) =>
   filter === undefined || (typeof filter === 'function' ? filter(call) : filter.includes(call.method));
