@@ -147,4 +147,18 @@ describe('known-bad histories are flagged', () => {
     const never = checkRecovery(intervals, [{ atMs: 305, label: 'never', boundMs: 1000 }], 400);
     expect(never.late.map((r) => [r.label, r.recoveredAfterMs])).toEqual([['never', null]]);
   });
+
+  test('late recovery behind a term whose end went unreported: counted by work, not by the open interval', () => {
+    // a leads and works until 50, then its revocation is lost; nobody acts after that.
+    const history: TermHistoryEvent[] = [elected(0, 'a', 1), work(10, 'a', 1), work(50, 'a', 1)];
+    const intervals = leadershipIntervals(history);
+    expect(intervals[0]!.endMs).toBe(Infinity);
+    const heal = [{ atMs: 100, label: 'heal', boundMs: 20 }];
+    // The open interval alone covers the heal...
+    expect(checkRecovery(intervals, heal, 300).late).toEqual([]);
+    // ...work shows nobody led after it.
+    expect(checkRecovery(intervals, heal, 300, history).late.map((r) => [r.label, r.recoveredAfterMs])).toEqual([['heal', null]]);
+    const recovered = [...history, elected(110, 'b', 2), work(112, 'b', 2)];
+    expect(checkRecovery(leadershipIntervals(recovered), heal, 300, recovered).late).toEqual([]);
+  });
 });

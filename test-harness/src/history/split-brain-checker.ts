@@ -209,10 +209,24 @@ export interface RecoveryReport {
 /**
  * Liveness after faults: for each heal point, how long until some candidate led (0 when one was
  * leading at that instant). `historyEndMs` bounds the search (the end of the run).
+ *
+ * With `work` (the history's `work` events), a leader counts only once it acts: recovery is the
+ * first unit of work at or after the heal. Intervals alone can hide a stalled election: a term
+ * whose end went unreported stays open to the end of the history and would cover every later heal.
  */
-export function checkRecovery(intervals: readonly LeadershipInterval[], heals: readonly HealPoint[], historyEndMs: number): RecoveryReport {
+export function checkRecovery(
+  intervals: readonly LeadershipInterval[],
+  heals: readonly HealPoint[],
+  historyEndMs: number,
+  work?: readonly TermHistoryEvent[],
+): RecoveryReport {
+  const workTimes = (work ?? []).filter((e) => e.kind === 'work').map((e) => e.atMs).sort((a, b) => a - b);
   const recoveries = heals.map((h) => {
     let best: number | null = null;
+    if (workTimes.length > 0) {
+      const first = workTimes.find((t) => t >= h.atMs && t <= historyEndMs);
+      return { ...h, recoveredAfterMs: first === undefined ? null : first - h.atMs };
+    }
     for (const iv of intervals) {
       if (iv.endMs <= h.atMs) continue;
       const t = Math.max(0, iv.startMs - h.atMs);

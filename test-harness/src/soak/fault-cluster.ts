@@ -10,8 +10,8 @@ import { delay } from '../wait-for';
 import { startFaultEnvironment, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /** Where the guarded resource lives: the shared servers, which fault runs never disturb. */
-export const GUARD_REDIS_URL = process.env.CONCLAVE_GUARD_REDIS ?? 'redis://127.0.0.1:6379';
-export const GUARD_MYSQL_URL = process.env.CONCLAVE_GUARD_MYSQL ?? 'mysql://root@127.0.0.1:3306/test';
+export const GUARD_REDIS_URL = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const GUARD_MYSQL_URL = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
 
 export interface FaultClusterOptions {
   backend: FaultBackendKind;
@@ -45,6 +45,8 @@ export interface CandidateSlot {
    */
   generation: number;
   frozen: boolean;
+  /** Killed and not yet replaced: other faults leave it alone (a second spawn would orphan a process). */
+  restarting: boolean;
 }
 
 /** The candidate id the `duplicate-id` topology gives the processes of slots 0 and 1. */
@@ -121,7 +123,7 @@ export class FaultCluster {
       if (guard) await prepareGuard(guard);
       for (let i = 0; i < resolved.candidates; i++) {
         const links: FaultProxy[] = [];
-        const slot: CandidateSlot = { index: i, proxy: allLinks(links), links, proc: null as unknown as CandidateProcess, generation: 0, frozen: false };
+        const slot: CandidateSlot = { index: i, proxy: allLinks(links), links, proc: null as unknown as CandidateProcess, generation: 0, frozen: false, restarting: false };
         cluster.slots.push(slot);
         for (const server of env.servers) links.push(await startFaultProxy({ targetPort: server.port }));
         slot.proc = await cluster.spawn(slot);
@@ -143,6 +145,10 @@ export class FaultCluster {
    * for the duplicated slots of the `duplicate-id` topology: a restarted pod keeps its name.
    */
   async spawn(slot: CandidateSlot): Promise<CandidateProcess> {
+    // A process the slot forgets would keep campaigning unobserved by the checks of the run.
+    if (slot.proc && !slot.proc.hasExited) {
+      throw new Error(`harness: slot ${slot.index} would orphan its live process ${slot.proc.key}`);
+    }
     const generation = slot.generation++;
     const id = this.topology === 'duplicate-id' && slot.index < 2 ? DUPLICATE_CANDIDATE_ID : `c${slot.index}-${generation}`;
     const proc = await CandidateProcess.start(
@@ -159,6 +165,7 @@ export class FaultCluster {
     this.processes.push(proc);
     slot.proc = proc;
     slot.frozen = false;
+    slot.restarting = false;
     return proc;
   }
 
@@ -168,7 +175,7 @@ export class FaultCluster {
    */
   leadingNow(slot: CandidateSlot): boolean {
     const proc = slot.proc;
-    if (slot.frozen || proc.hasExited || !proc.leading) return false;
+    if (slot.frozen || slot.restarting || proc.hasExited || !proc.leading) return false;
     const until = lastLeaseUntil(proc.reports);
     return until !== null && until > monotonicMs();
   }
@@ -176,6 +183,27 @@ export class FaultCluster {
   /** The slot whose process leads now, if any. */
   leader(): CandidateSlot | null {
     return this.slots.find((s) => this.leadingNow(s)) ?? null;
+  }
+
+  /** Why no slot counts as leading now, one clause per slot (for the log of a late recovery). */
+  describeSlots(): string {
+    const now = monotonicMs();
+    return this.slots
+      .map((s) => {
+        const p = s.proc;
+        const until = lastLeaseUntil(p.reports);
+        const last = p.reports.slice(-3).map((r) => r.type).join(',');
+        const lease = until === null ? 'no lease' : `lease ends ${Math.round(until - now)} ms from now`;
+        const seen = [...p.reports].reverse().find((r) => r.type === 'leader');
+        const logged = [...p.reports].reverse().find((r) => r.type === 'log');
+        const terms = p.reports.filter((r) => r.type === 'elected' && r.atMs > now - 20_000).length;
+        return (
+          `${p.key}: ${s.frozen ? 'frozen' : p.hasExited ? 'exited' : p.leading ? 'leading' : 'follower'}, ${lease}, ` +
+          `${terms} terms in 20 s, sees leader ${seen?.type === 'leader' ? JSON.stringify(seen.leaderId) : '?'}, last reports ${last}` +
+          (logged?.type === 'log' ? `, last log ${Math.round(now - logged.atMs)} ms ago: ${logged.message}` : '')
+        );
+      })
+      .join('; ');
   }
 
   /** Waits until some candidate leads; resolves with the wait (ms), or null after `timeoutMs`. */

@@ -188,7 +188,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
       const label = plan.map((f) => f.kind).join('+');
       heals.push({ atMs: healedAt, label, boundMs: recoveryBoundMs });
       const waited = await cluster.waitForLeader(recoveryBoundMs + 10_000);
-      if (waited === null) log(`episode ${episodes} (${label}): no leader ${Math.round(recoveryBoundMs + 10_000)} ms after healing`);
+      if (waited === null) log(`episode ${episodes} (${label}): no leader ${Math.round(recoveryBoundMs + 10_000)} ms after healing (${cluster.describeSlots()})`);
       await delay(rng.int(100, 800));
       if (monotonicMs() - lastProgress > 30_000) {
         lastProgress = monotonicMs();
@@ -210,7 +210,9 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   const writes = cluster.writes();
   const report = checkSplitBrain(history, { writes });
   const endMs = history.reduce((m, e) => Math.max(m, e.atMs), 0);
-  const recovery = checkRecovery(report.intervals, heals, endMs);
+  const recovery = checkRecovery(report.intervals, heals, endMs, history);
+  // Every candidate was stopped: a term still open had its end go unreported.
+  const unended = report.intervals.filter((iv) => iv.endMs === Infinity);
 
   const problems: string[] = [];
   if (runError) problems.push(`the run failed: ${runError instanceof Error ? runError.message : String(runError)}`);
@@ -222,6 +224,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   if (g && g.staleWrites.length) problems.push(`${g.staleWrites.length} stale writes accepted by the guarded resource`);
   if (g && g.sharedTokens.length) problems.push(`${g.sharedTokens.length} tokens accepted from two processes`);
   if (g && guardState && guardState.seq < g.accepted) problems.push(`guard counted ${guardState.seq} accepted writes, candidates ${g.accepted}`);
+  if (unended.length) problems.push(`${unended.length} terms never ended (${unended.map((iv) => `${iv.process}@${iv.token}`).join(', ')})`);
   if (recovery.late.length) problems.push(`${recovery.late.length} heals not followed by a leader within ${recoveryBoundMs} ms`);
 
   const selfLeaderFollowers = findSelfLeaderFollowers(cluster, report.intervals, leaseMs);
@@ -415,13 +418,13 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
     if (!slot) {
       if (f.kind === 'step-down') return;
       // Nobody leads at this instant: hit a candidate that is not already under a fault.
-      slot = cluster.slots.find((s) => !s.frozen) ?? cluster.slots[0]!;
+      slot = cluster.slots.find((s) => !s.frozen && !s.restarting) ?? cluster.slots[0]!;
     }
   } else if (typeof f.target === 'number') {
     slot = cluster.slots[f.target]!;
     onLeader = cluster.leadingNow(slot);
   }
-  if (slot && slot.frozen) return; // another fault of this episode froze it
+  if (slot && (slot.frozen || slot.restarting)) return; // another fault of this episode froze or killed it
   const server = await resolveServer(cluster, f, slot);
   const atMs = monotonicMs();
   const target =
@@ -430,7 +433,9 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
   const env = cluster.env;
   switch (f.kind) {
     case 'kill':
+      slot!.restarting = true;
       slot!.proc.kill('SIGKILL');
+      await slot!.proc.waitForExit();
       await delay(f.holdMs);
       await cluster.spawn(slot!);
       return;

@@ -53,7 +53,7 @@ function outcome(cluster: FaultCluster, victim: string, faultAtMs: number, succe
 }
 
 /**
- * Frozen leader (BENCH.md): the leader is SIGSTOPped for 1.5 × lease, then SIGCONTed. Another
+ * Frozen leader (a bench scenario, bench/README.md): the leader is SIGSTOPped for 1.5 × lease, then SIGCONTed. Another
  * candidate must take over while it sleeps, and the sleeper must neither work nor get a write
  * accepted after waking.
  */
@@ -78,7 +78,7 @@ export async function frozenLeaderScenario(cluster: FaultCluster, takeoverTimeou
 }
 
 /**
- * Silent partition (BENCH.md): the leader's connection goes silent (bytes dropped, no reset).
+ * Silent partition (a bench scenario, bench/README.md): the leader's connection goes silent (bytes dropped, no reset).
  * It must step down before another candidate is elected: no work after the new leader's election.
  */
 export async function silentPartitionScenario(cluster: FaultCluster, takeoverTimeoutMs = 20_000): Promise<ScenarioOutcome> {
@@ -226,6 +226,7 @@ export async function duplicateIdScenario(cluster: FaultCluster): Promise<number
     },
     async (slot) => {
       slot.proc.kill('SIGKILL');
+      await slot.proc.waitForExit();
       await delay(100);
       await cluster.spawn(slot);
     },

@@ -68,6 +68,10 @@ function parseArgs(argv: string[]): SoakArgs {
 
 async function main(): Promise<number> {
   let args: SoakArgs;
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   try {
     args = parseArgs(process.argv.slice(2));
   } catch (err) {
