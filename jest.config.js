@@ -6,7 +6,7 @@
  */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/test-harness'],
+  roots: ['<rootDir>/packages', '<rootDir>/test-harness', '<rootDir>/scripts'],
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
