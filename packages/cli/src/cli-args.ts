@@ -296,9 +296,11 @@ ${EXIT_CODES}
 `,
   force: `Usage: conclave force --backend URL --election NAME --leader ID [--lease-ms N]
 
-Admin: makes ID the leader now, in a new term with a greater fencing token. The previous leader
-learns it at its next renewal. Unless candidate ID runs and renews it, the forced lease ends after
---lease-ms (default: the backend's default lease).
+Admin: makes ID the leader in a new term with a greater fencing token. The previous leader's
+lease is revoked at once (it learns at its next renewal and steps down); ID's term starts only
+once the revoked lease could have ended, so the two never lead together and this may take up to
+one lease. Unless candidate ID runs and renews it, the forced lease ends after --lease-ms
+(default: the backend's default lease).
 
 Options:
 ${COMMON}
@@ -311,8 +313,9 @@ ${EXIT_CODES}
 `,
   clear: `Usage: conclave clear --backend URL --election NAME
 
-Admin: removes the current leader's lease, so a new election starts. Tokens are not reset: the
-next leader's token is still greater.
+Admin: revokes the current leader's lease, so a new election starts. The old leader learns at
+its next renewal; the next leader starts only once the revoked lease could have ended, so the two
+never lead together. Tokens are not reset: the next leader's token is still greater.
 
 Options:
 ${COMMON}

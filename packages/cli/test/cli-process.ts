@@ -11,8 +11,8 @@ import { delay } from '@conclave/test-harness';
 
 export const CLI = join(__dirname, '..', 'dist', 'main.js');
 
-export const REDIS_URL = process.env.CONCLAVE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const MYSQL_URL = process.env.CONCLAVE_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+export const REDIS_URL = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const MYSQL_URL = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
 
 export function assertBuilt(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx tsc --build packages/cli" first`);

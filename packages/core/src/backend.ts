@@ -50,7 +50,8 @@ export interface ElectionBackend {
   /**
    * Extends the lease of the term identified by `token`, only if `candidateId` still holds it.
    * Returns `held: false` when the lease was taken over, released, cleared or forced to another
-   * candidate. Must not create a lease that does not exist.
+   * candidate (revoked: refused at once, even while the revoked lease still runs on the server).
+   * Must not create a lease that does not exist.
    */
   renew(request: RenewRequest): Promise<RenewResult>;
 
@@ -65,19 +66,26 @@ export interface ElectionBackend {
   getLeader(election: string): Promise<LeaderInfo | null>;
 
   /**
-   * Admin: makes `candidateId` the leader now, in a new term (seed 000's `REPLACE INTO`).
-   * The previous holder learns it at its next renewal; until then only the fencing token tells
-   * the two apart, which is why guarded resources must check it. The forced lease lasts
-   * `leaseMs` (default: the backend's default lease) unless the candidate renews it.
-   * Forcing the current leader keeps it leading, in its term or a new one. A backend that can only
-   * promote a candidate that is campaigning (ZooKeeper: a node belongs to its session) rejects
-   * any other id with `NOT_SUPPORTED`.
+   * Admin: makes `candidateId` the leader in a new term, ending the current leader's term first.
+   * The current lease is revoked at once: its holder's renewals are refused, so it learns at its
+   * next renewal and steps down. The new term starts only once the revoked lease could have ended
+   * on the server; since an Elector's deadline always falls before its lease's end, the two terms
+   * never overlap. So this may take up to one lease to return (a free or expired lease is forced
+   * at once). The new term's token is still strictly greater than every earlier one. The forced
+   * lease lasts `leaseMs` (default: the backend's default lease) unless the candidate renews it.
+   * Forcing the candidate that holds the lease keeps it leading, in its term. A backend that can
+   * only promote a candidate that is campaigning (ZooKeeper: a node belongs to its session)
+   * rejects any other id with `NOT_SUPPORTED`. Rejects with `BACKEND_UNAVAILABLE` if other
+   * candidates keep taking the lease between the revocation and the new term.
    */
   forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo>;
 
   /**
-   * Admin: removes the current leader's lease (seed 000's `DELETE`), so a new election starts.
-   * The token is not reset: the next term's token is still greater.
+   * Admin: ends the current leader's term, so a new election starts. Like `forceLeader`, the
+   * lease is revoked at once (the holder learns at its next renewal) and no new term starts
+   * before the revoked lease could have ended on the server; meanwhile nobody leads. Returns
+   * without waiting for that. No effect when nobody holds a live lease. The token is not reset:
+   * the next term's token is still greater.
    */
   clearLeader(election: string): Promise<void>;
 

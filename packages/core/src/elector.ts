@@ -79,7 +79,7 @@ const MIN_RETRY_MS = 10;
 const POLL_GRID_MS = 10;
 
 /**
- * One candidate in one election. See the README and API.md for the contract; in brief:
+ * One candidate in one election. See the README for the contract; in brief:
  * `start()` campaigns, `isLeader()` answers synchronously and turns false on the monotonic
  * clock before the lease can end on the server, `stop()` releases.
  *

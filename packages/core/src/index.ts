@@ -54,3 +54,13 @@ export {
 } from './validation';
 export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
 export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';
+export {
+  FORCE_ATTEMPTS,
+  TOMBSTONE_POLL_MS,
+  forceAfterRevocation,
+  isTombstone,
+  tombstoneGraceMs,
+  tombstoneHolder,
+  tombstoneLookAgainMs,
+} from './revocation';
+export type { Revocation } from './revocation';

@@ -13,6 +13,10 @@ import { ConclaveError } from './errors';
 import { assertCandidateId, assertElectionName, assertPositiveInteger } from './validation';
 import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
+import { forceAfterRevocation, isTombstone, tombstoneGraceMs, tombstoneHolder, tombstoneLookAgainMs, type Revocation } from './revocation';
+
+/** How long a forceLeader tombstone outlives the revoked lease, ms (see revocation.ts). */
+const FORCE_GRACE_MS = 1000;
 
 export interface MemoryBackendOptions {
   /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
@@ -31,6 +35,7 @@ export class MemoryStore {
 }
 
 interface Lease {
+  /** Instance or candidate id; a tombstone (revoked lease, held by nobody) starts with a space. */
   holder: string;
   token: number;
   /** performance.now() at which the lease ends: this "server's" clock. */
@@ -73,6 +78,10 @@ export class MemoryBackend implements ElectionBackend {
     const now = performance.now();
     record.candidates.set(candidateId, now);
     const lease = this.liveLease(record, now);
+    if (lease && isTombstone(lease.holder)) {
+      // A revoked lease: nobody leads until it could have ended.
+      return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(lease.holder, lease.expiresAt - now) };
+    }
     if (lease && !mayJoinLease(lease.holder, candidateId)) {
       return { role: 'follower', leaderId: lease.holder, token: lease.token, leaseRemainingMs: lease.expiresAt - now };
     }
@@ -96,7 +105,7 @@ export class MemoryBackend implements ElectionBackend {
     record.candidates.set(candidateId, now);
     const lease = this.liveLease(record, now);
     if (!lease || lease.holder !== candidateId || lease.token !== token) {
-      return { held: false, leaderId: lease?.holder ?? null };
+      return { held: false, leaderId: lease && !isTombstone(lease.holder) ? lease.holder : null };
     }
     lease.expiresAt = now + leaseMs;
     return { held: true, leaseMs };
@@ -115,25 +124,54 @@ export class MemoryBackend implements ElectionBackend {
   async getLeader(election: string): Promise<LeaderInfo | null> {
     const record = await this.enter(election);
     const lease = this.liveLease(record, performance.now());
-    return lease ? { candidateId: candidateOf(lease.holder), token: lease.token } : null;
+    return lease && !isTombstone(lease.holder) ? { candidateId: candidateOf(lease.holder), token: lease.token } : null;
   }
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     assertElectionName(election, this.kind);
     assertCandidateId(candidateId, this.kind, election);
-    const record = await this.enter(election, candidateId);
-    record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: performance.now() + leaseMs };
-    this.notify(record);
-    return { candidateId, token: record.lease.token };
+    return forceAfterRevocation({
+      kind: this.kind,
+      election,
+      revoke: async () => this.revoke(await this.enter(election, candidateId), FORCE_GRACE_MS, candidateId),
+      install: async () => {
+        const record = await this.enter(election, candidateId);
+        const now = performance.now();
+        const lease = this.liveLease(record, now);
+        // Only over a free lease or a tombstone whose revoked lease has ended.
+        if (lease && !(isTombstone(lease.holder) && lease.expiresAt - tombstoneGraceMs(lease.holder) <= now)) return null;
+        record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs };
+        this.notify(record);
+        return { candidateId, token: record.lease.token };
+      },
+    });
   }
 
   async clearLeader(election: string): Promise<void> {
-    const record = await this.enter(election);
-    if (record.lease) {
-      record.lease = null;
-      this.notify(record);
+    this.revoke(await this.enter(election), 0);
+  }
+
+  /**
+   * Replaces the live lease by a tombstone that lives until the lease's end plus `graceMs`, and
+   * keeps its token (see revocation.ts). A tombstone already there keeps its revoked lease's end;
+   * it is only made to live longer. With `keepFor`, a lease held by that candidate is left alone.
+   */
+  private revoke(record: ElectionRecord, graceMs: number, keepFor?: string): Revocation {
+    const now = performance.now();
+    const lease = this.liveLease(record, now);
+    if (!lease) return { kind: 'free' };
+    if (isTombstone(lease.holder)) {
+      const end = lease.expiresAt - tombstoneGraceMs(lease.holder);
+      if (end + graceMs > lease.expiresAt) record.lease = { holder: tombstoneHolder(graceMs), token: lease.token, expiresAt: end + graceMs };
+      return { kind: 'revoked', waitMs: Math.max(0, end - now) };
     }
+    if (keepFor !== undefined && candidateOf(lease.holder) === keepFor) {
+      return { kind: 'held', leader: { candidateId: keepFor, token: lease.token } };
+    }
+    record.lease = { holder: tombstoneHolder(graceMs), token: lease.token, expiresAt: lease.expiresAt + graceMs };
+    this.notify(record);
+    return { kind: 'revoked', waitMs: lease.expiresAt - now };
   }
 
   async raiseTokenFloor(election: string, token: number): Promise<void> {
@@ -147,7 +185,8 @@ export class MemoryBackend implements ElectionBackend {
   async listCandidates(election: string): Promise<string[]> {
     const record = await this.enter(election);
     const now = performance.now();
-    const lease = this.liveLease(record, now);
+    const live = this.liveLease(record, now);
+    const lease = live && !isTombstone(live.holder) ? live : null;
     // A candidate that has not campaigned for a while (crashed without releasing) is forgotten.
     const staleBefore = now - 2 * this.defaultLeaseMs;
     const ids = [...record.candidates.entries()]

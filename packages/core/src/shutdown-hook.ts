@@ -12,7 +12,7 @@ export interface ShutdownHookOptions {
 }
 
 /**
- * Opt-in graceful shutdown (seed 004's shutdown hook): on SIGTERM/SIGINT, stop every Elector —
+ * Opt-in graceful shutdown (a JVM-style shutdown hook): on SIGTERM/SIGINT, stop every Elector —
  * each steps down and releases its lease — so a rolling restart hands over in milliseconds
  * instead of a lease. Returns a function that removes the handlers.
  */

@@ -403,6 +403,14 @@ export class MigratingBackend implements ElectionBackend {
     return (this.phase === 'to-only' ? this.to : this.from).getLeader(election);
   }
 
+  /**
+   * dual: forces `from`, then `to` (its floor raised to `from`'s new token first, so the forced
+   * term's token follows `from`'s sequence). Each side starts its forced term only once the lease
+   * it revoked has ended, and a dual candidate leads only while it holds both: so nobody leads
+   * beside the revoked leader, whichever kind it was. One side after the other, so this may take
+   * up to two leases (usually one: the revoked dual leader gives `to` back when `from` refuses
+   * its renewal, and `to` is then free).
+   */
   async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
     if (this.phase !== 'dual') return this.single().forceLeader(election, candidateId, leaseMs);
     validate(election, candidateId);
@@ -417,7 +425,8 @@ export class MigratingBackend implements ElectionBackend {
   async clearLeader(election: string): Promise<void> {
     if (this.phase !== 'dual') return this.single().clearLeader(election);
     validate(election);
-    // Both sides, each whatever the other does.
+    // Both sides at once, each whatever the other does; each keeps its new terms back until the
+    // lease it revoked has ended, and a dual candidate needs both.
     const results = await Promise.allSettled([this.to.clearLeader(election), this.from.clearLeader(election)]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

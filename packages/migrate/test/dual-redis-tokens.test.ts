@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Elector, type ElectionBackend } from '@conclave/core';
+import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { MysqlBackend } from '@conclave/mysql';
 import { RedisBackend } from '@conclave/redis';
@@ -9,8 +9,9 @@ import { HistoryRecorder, checkSplitBrain, waitFor, type ZookeeperServer } from 
 import { LEASE_MS, MYSQL_URI, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // ZooKeeper → Redis: Redis's default clock floor makes a new term's token the server's time in
-// ms, which old ZooKeeper candidates (czxid tokens) can never follow. The dual backend refuses
-// that pair; with the clock floor off, old and dual leaders share one increasing sequence.
+// ms. A `from` that cannot raise its token floor could never follow it, and the dual backend
+// refuses that pair; ZooKeeper raises its floor (czxid + offset tokens), so old and dual leaders
+// share one increasing sequence with the clock floor on or off.
 const REDIS_URL = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 let zk: ZookeeperServer;
@@ -29,12 +30,17 @@ const keep = <T extends ElectionBackend>(b: T): T => {
   owned.push(b);
   return b;
 };
+/** A memory backend that hides `raiseTokenFloor`. */
+class NoFloorBackend extends MemoryBackend {
+  override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
+}
 const zookeeper = () =>
   keep(new ZookeeperBackend({ connect: zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 }));
 
 describe('a to whose tokens follow its clock', () => {
   test('is refused in dual beside a from that cannot raise its token floor (INVALID_OPTIONS)', () => {
-    expect(() => new MigratingBackend({ from: zookeeper(), to: keep(new RedisBackend({ url: REDIS_URL })), phase: 'dual' })).toThrow(
+    const from = keep(new NoFloorBackend({ store: new MemoryStore() }));
+    expect(() => new MigratingBackend({ from, to: keep(new RedisBackend({ url: REDIS_URL })), phase: 'dual' })).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('tokenClockFloor: false') }),
     );
   });
@@ -42,6 +48,7 @@ describe('a to whose tokens follow its clock', () => {
   test('is accepted with the clock floor off, beside a from that can raise its floor, and outside dual', () => {
     const pairs: Array<[ElectionBackend, ElectionBackend, 'dual' | 'from-only' | 'to-only']> = [
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL, tokenClockFloor: false })), 'dual'],
+      [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'dual'],
       [keep(new MysqlBackend({ uri: MYSQL_URI })), keep(new RedisBackend({ url: REDIS_URL })), 'dual'],
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'from-only'],
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'to-only'],
@@ -54,14 +61,15 @@ describe('a to whose tokens follow its clock', () => {
   test('the URL form takes tokenClockFloor=false on the Redis URL', async () => {
     const zkUrl = `zookeeper://${zk.connect}`;
     const url = (redis: string) => `migrate:dual?from=${encodeURIComponent(zkUrl)}&to=${encodeURIComponent(redis)}`;
-    expect(() => createBackend(url(REDIS_URL))).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
-    const backend = keep(createBackend(url(`${REDIS_URL}?tokenClockFloor=false`)));
-    expect(backend.kind).toBe('migrate');
+    for (const redis of [`${REDIS_URL}?tokenClockFloor=false`, REDIS_URL]) {
+      const backend = keep(createBackend(url(redis)));
+      expect(backend.kind).toBe('migrate');
+    }
     expect(() => createBackend(`${REDIS_URL}?tokenClockFloor=maybe`)).toThrow(expect.objectContaining({ code: 'INVALID_URL' }));
   });
 });
 
-test('old ZooKeeper and dual ZooKeeper → Redis candidates through 10 hand-overs: one increasing token sequence', async () => {
+test.each([false, true])('old ZooKeeper and dual ZooKeeper → Redis candidates (clock floor %s) through 10 hand-overs: one increasing token sequence', async (tokenClockFloor) => {
   const election = `zk-redis-${randomBytes(4).toString('hex')}`;
   const history = new HistoryRecorder();
   const electors: Elector[] = [];
@@ -74,7 +82,7 @@ test('old ZooKeeper and dual ZooKeeper → Redis candidates through 10 hand-over
           : keep(
               new MigratingBackend({
                 from: zookeeper(),
-                to: keep(new RedisBackend({ url: REDIS_URL, tokenClockFloor: false })),
+                to: keep(new RedisBackend({ url: REDIS_URL, tokenClockFloor })),
                 phase: 'dual',
                 closeBackends: false,
               }),

@@ -2,10 +2,10 @@ import { MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBack
 import { MigratingBackend } from '@conclave/migrate';
 
 // The dual token rules, call by call, on in-memory backends. `from` is a memory backend that
-// cannot raise its token floor, as ZooKeeper cannot (its tokens are zxids): a token a dual term
-// puts above `from`'s sequence is never caught up with by the old candidates.
+// cannot raise its token floor (a backend without `raiseTokenFloor`): a token a dual term puts
+// above `from`'s sequence is never caught up with by the old candidates.
 
-/** A memory backend that hides `raiseTokenFloor`, like ZooKeeper. */
+/** A memory backend that hides `raiseTokenFloor`. */
 class NoFloorBackend extends MemoryBackend {
   override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
 }
@@ -24,9 +24,11 @@ afterEach(async () => {
   await Promise.all([dual.close(), from.close(), to.close()]);
 });
 
-const campaign = (backend: ElectionBackend, candidateId: string) => backend.campaign({ election, candidateId, leaseMs: LEASE });
-const tokenOf = async (backend: ElectionBackend, candidateId: string): Promise<number> => {
-  const result = await campaign(backend, candidateId);
+/** A lease short enough to wait out when an admin revoked it (clear/force wait for its end). */
+const SHORT_LEASE = 300;
+const campaign = (backend: ElectionBackend, candidateId: string, leaseMs = LEASE) => backend.campaign({ election, candidateId, leaseMs });
+const tokenOf = async (backend: ElectionBackend, candidateId: string, leaseMs = LEASE): Promise<number> => {
+  const result = await campaign(backend, candidateId, leaseMs);
   if (result.role !== 'leader') throw new Error(`${candidateId} did not lead: ${JSON.stringify(result)}`);
   return result.token;
 };
@@ -40,10 +42,13 @@ test('a dual leader that loses only to gives from back at once, and the next old
 });
 
 test('a to term that ended under a from term that went on is not retaken with to\'s next token', async () => {
-  const first = await tokenOf(dual, 'dual-1');
+  const first = await tokenOf(dual, 'dual-1', SHORT_LEASE);
   // to's term ends (expiry during a blip, an admin clear) while the dual candidate keeps from;
-  // it campaigns again before any renewal told it.
+  // it campaigns again before any renewal told it. A clear keeps everyone out of to until the
+  // revoked lease has ended: meanwhile the dual candidate follows (and gives from back).
   await to.clearLeader(election);
+  expect(await campaign(dual, 'dual-1', SHORT_LEASE)).toMatchObject({ role: 'follower', leaderId: null });
+  await new Promise((r) => setTimeout(r, SHORT_LEASE + 20));
   const second = await campaign(dual, 'dual-1');
   expect(second.role).toBe('leader');
   const secondToken = second.role === 'leader' ? second.token : 0;
@@ -55,10 +60,11 @@ test('a to term that ended under a from term that went on is not retaken with to
 });
 
 test('a from term that changed under a recorded dual term raises to\'s floor again', async () => {
-  const first = await tokenOf(dual, 'dual-1');
-  // from alone moves on: cleared, an old candidate leads and leaves, while the dual candidate's
-  // term is still recorded (its renewal has not run).
+  const first = await tokenOf(dual, 'dual-1', SHORT_LEASE);
+  // from alone moves on: cleared, an old candidate leads (once the revoked lease has ended) and
+  // leaves, while the dual candidate's term is still recorded (its renewal has not run).
   await from.clearLeader(election);
+  await new Promise((r) => setTimeout(r, SHORT_LEASE + 20));
   const oldToken = await tokenOf(from, 'old-2');
   await from.release({ election, candidateId: 'old-2', token: oldToken });
   const again = await tokenOf(dual, 'dual-1');

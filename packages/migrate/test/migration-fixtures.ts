@@ -76,6 +76,13 @@ export class MixedFleet {
     for (let round = 0; round < rounds; round++) {
       const leader = await waitFor(() => this.electors.find((e) => e.isLeader()), `a leader in round ${round}`, 30_000);
       const token = leader.token!;
+      // Let the leader act before it is moved on: a term that never records work leaves the
+      // stale-work check nothing to judge (a hand-over can be quicker than the sampler's tick).
+      await waitFor(
+        () => !leader.isLeader() || this.history.events.some((e) => e.kind === 'work' && e.token === token && e.candidateId === leader.candidateId),
+        `work in round ${round}`,
+        30_000,
+      );
       if (random() < 0.5) await leader.stepDown();
       else {
         await leader.stop();

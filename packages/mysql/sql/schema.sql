@@ -2,7 +2,7 @@
 -- The same DDL that MysqlBackend.ensureSchema() runs (mysql-sql.ts, schemaSql()); the default
 -- table name is conclave_election, change it here and in the `table` option together.
 --
--- One row per election (seeds 000-002). Unlike the seeds:
+-- One row per election. Unlike the usual lease-row SQL:
 --   * holder is the Elector's instance id (candidate id, a space, a nonce: duplicated candidate
 --     ids never share a term), a bare candidate id after forceLeader, or NULL when the lease was
 --     released or cleared: the row, and with it the term, is

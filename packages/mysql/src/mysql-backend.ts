@@ -6,6 +6,10 @@ import {
   candidateOf,
   assertElectionName,
   assertPositiveInteger,
+  forceAfterRevocation,
+  isTombstone,
+  tombstoneGraceMs,
+  tombstoneLookAgainMs,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -14,17 +18,18 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
+  type Revocation,
 } from '@conclave/core';
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {
   campaignSql,
-  clearSql,
-  forceSql,
+  installSql,
   leaderSql,
   readRowsSql,
   releaseSql,
   renewSql,
+  revokeSql,
   schemaSql,
   raiseFloorSql,
   type CampaignGroup,
@@ -55,7 +60,7 @@ interface LeaseRow {
 }
 
 /**
- * Leader election on one MySQL/MariaDB table, one row per election (seeds 000–002's lease row),
+ * Leader election on one MySQL/MariaDB table, one row per election,
  * with server-clock leases in ms, a fencing term, one round trip per batch of attempts, batched
  * renewal and a named-lock wake-up for fast hand-over. See the package README.
  */
@@ -153,23 +158,49 @@ export class MysqlBackend implements ElectionBackend {
     return row ? { candidateId: candidateOf(String(row.holder)), token: Number(row.term) } : null;
   }
 
+  /**
+   * Revokes the live lease (a tombstone, see `revokeSql`), waits until it has ended on the
+   * server, then installs `candidateId` in a new term (see `forceAfterRevocation`). The tombstone
+   * outlives the lease by `queryTimeoutMs`, the longest this admin's second step can take.
+   */
   async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
     this.validate(election, candidateId);
     assertCandidateId(candidateId, KIND, election);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     await this.ready(election);
-    const [ok] = (await this.run([forceSql(this.table, election, candidateId, leaseMs)], election)) as [{ insertId?: unknown }];
-    const token = Number(ok.insertId);
-    if (!Number.isSafeInteger(token) || token <= 0) {
-      throw new ConclaveError('BACKEND_ERROR', 'forceLeader could not read the new term', { backend: KIND, election });
-    }
-    return { candidateId, token };
+    return forceAfterRevocation({
+      kind: KIND,
+      election,
+      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId),
+      install: async () => {
+        const [ok] = (await this.run([installSql(this.table, election, candidateId, leaseMs)], election)) as [{ insertId?: unknown }];
+        const token = Number(ok.insertId);
+        if (!Number.isSafeInteger(token) || token < 0) {
+          throw new ConclaveError('BACKEND_ERROR', 'forceLeader could not read the new term', { backend: KIND, election });
+        }
+        return token > 0 ? { candidateId, token } : null;
+      },
+    });
   }
 
+  /** Revokes the live lease: a tombstone until the lease's end, so no new term starts before it. */
   async clearLeader(election: string): Promise<void> {
     this.validate(election);
     await this.ready(election);
-    await this.run([clearSql(this.table, election)], election);
+    await this.revoke(election, 0, null);
+  }
+
+  private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
+    const results = await this.run([...revokeSql(this.table, election, graceMs, keepFor), readRowsSql(this.table, [election])], election);
+    const row = toRows(results[results.length - 1]).get(election);
+    if (!row || row.holder === null || row.remainingUs === null || row.remainingUs <= 0) return { kind: 'free' };
+    if (isTombstone(row.holder)) {
+      return { kind: 'revoked', waitMs: Math.max(0, Math.ceil(row.remainingUs / 1000) - tombstoneGraceMs(row.holder)) };
+    }
+    if (keepFor !== null && candidateOf(row.holder) === keepFor) return { kind: 'held', leader: { candidateId: keepFor, token: row.term } };
+    // Taken by a candidate between the statements (after another admin's tombstone ended): the
+    // install will refuse, and the next attempt revokes it.
+    return { kind: 'revoked', waitMs: 0 };
   }
 
   watch(election: string, candidateId: string, onChange: () => void): () => void {
@@ -244,6 +275,10 @@ export class MysqlBackend implements ElectionBackend {
         return { role: 'leader', token: row.term, leaseMs };
       }
       void this.wake?.follow(election, live ? row.term : null);
+      if (live && isTombstone(row.holder)) {
+        // A revoked lease: nobody leads until it could have ended.
+        return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(row.holder, Math.ceil(row.remainingUs! / 1000)) };
+      }
       return live
         ? { role: 'follower', leaderId: row.holder, token: row.term, leaseRemainingMs: Math.ceil(row.remainingUs! / 1000) }
         : { role: 'follower', leaderId: null, token: null };
@@ -274,7 +309,7 @@ export class MysqlBackend implements ElectionBackend {
         return { held: true, leaseMs };
       }
       void this.wake?.follow(election, live ? row.term : null);
-      return { held: false, leaderId: live ? row.holder : null };
+      return { held: false, leaderId: live && !isTombstone(row.holder) ? row.holder : null };
     });
   }
 

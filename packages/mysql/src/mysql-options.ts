@@ -3,7 +3,7 @@ import type { MysqlPool, MysqlPoolSource } from './mysql-pool';
 
 const KIND = 'mysql';
 
-/** Default table: not the seeds' `leader_election`, whose columns differ (a seed table left in place would be kept by `CREATE TABLE IF NOT EXISTS` and then fail every query). */
+/** Default table: not the common `leader_election`, whose columns differ (such a table left in place would be kept by `CREATE TABLE IF NOT EXISTS` and then fail every query). */
 export const DEFAULT_TABLE = 'conclave_election';
 
 /** Options shared by both ways of connecting. Every duration is in ms. */

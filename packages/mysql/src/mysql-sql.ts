@@ -4,8 +4,8 @@
  * Compatibility (MySQL 5.7, 8.0, 8.4; MariaDB 10.6+):
  * - Time is the server's `UTC_TIMESTAMP(3)`: millisecond precision like `NOW(3)`, but independent
  *   of each session's `time_zone` and of daylight-saving jumps, so sessions configured
- *   differently, and a DST change during a lease, compare the same instants (the seeds' `now()`
- *   and `TIMESTAMP` had second precision and the session's zone). It is evaluated once per
+ *   differently, and a DST change during a lease, compare the same instants (the common `now()` and `TIMESTAMP`
+ *   have second precision and the session's zone). It is evaluated once per
  *   statement, so every row of a batch sees the same "now".
  * - No `VALUES(col)` in `ON DUPLICATE KEY UPDATE` (deprecated since MySQL 8.0.20) and no
  *   `AS new` row alias (MySQL 8.0.19+ only, unknown to MariaDB and 5.7): the candidate id and
@@ -14,7 +14,7 @@
  *   (see `campaignScript`).
  */
 
-import { candidateOf } from '@conclave/core';
+import { candidateOf, tombstoneHolder } from '@conclave/core';
 
 /** A value that goes into SQL: strings as hex literals, numbers as safe integers. */
 export type SqlValue = string | number;
@@ -74,10 +74,10 @@ export interface CampaignGroup {
 }
 
 /**
- * Acquire-or-join for one candidate in many elections: seeds 000–002's atomic upsert, one row per
- * election, kept; what they got wrong, fixed:
+ * Acquire-or-join for one candidate in many elections: the usual atomic upsert, one row per
+ * election, with what the usual versions get wrong fixed:
  * - the row is taken only when the lease is free on the server's clock, renewed only for its
- *   holder (the seeds' `IF(last_seen_active < now() - INTERVAL ? SECOND, …)`), in ms;
+ *   holder (not the usual `IF(last_seen_active < now() - INTERVAL ? SECOND, …)`), in ms;
  * - `term` goes up by one exactly when the row changes hands (new term ⇒ new fencing token),
  *   and above `term_floor` when a migration raised it (see `raiseFloorSql`);
  *   a live holder campaigning again keeps its term and gets its lease extended;
@@ -146,7 +146,7 @@ FROM ${q(table)} WHERE name IN (${elections.map(() => '?').join(', ')})`,
 
 /**
  * Gives the lease up, only if `candidateId` holds it (and, with a token, only that term).
- * The seeds `DELETE … WHERE name=? AND node=?`; deleting would also delete the term, and the next
+ * Not a `DELETE … WHERE name=? AND node=?`: deleting would also delete the term, and the next
  * leader would start again at token 1. The row stays with `holder` NULL.
  */
 export function releaseSql(table: string, election: string, candidateId: string, token: number | null): string {
@@ -159,26 +159,71 @@ export function releaseSql(table: string, election: string, candidateId: string,
       ]);
 }
 
-/** Admin clear (seed 000's `DELETE FROM … WHERE name=?`), keeping the term for the next leader. */
-export function clearSql(table: string, election: string): string {
-  return bind(`UPDATE ${q(table)} SET holder = NULL, expires_at = NULL WHERE name = ? AND holder IS NOT NULL`, [election]);
+/**
+ * A tombstone row: a revoked lease, held by nobody (see `tombstoneHolder` in @conclave/core: a
+ * space, then how many ms the tombstone outlives the revoked lease). No candidate or instance id
+ * starts with a space.
+ */
+const TOMB = `LEFT(holder, 1) = X'20'`;
+/**
+ * The tombstone's grace, ms, read back from its holder; 0 for any other row. The `IF` keeps the
+ * cast away from candidate ids: in strict mode, a cast that truncates is an error in a write.
+ */
+const GRACE_MS = `IF(${TOMB}, CAST(SUBSTRING(holder, 2) AS UNSIGNED), 0)`;
+/** A live lease held by a candidate (not a tombstone). */
+const HELD = `(holder IS NOT NULL AND expires_at > ${NOW} AND NOT ${TOMB})`;
+
+/**
+ * Admin revocation (clearLeader, first step of forceLeader): the live lease becomes a tombstone
+ * that keeps its term and lives `graceMs` past the lease's end, so its holder's renewals are
+ * refused and campaigns stay followers until then. Then a tombstone already there (another
+ * admin's) is made to live `graceMs` past the end of the lease it revoked, if it would not. With
+ * `keepFor`, a lease held by that candidate (bare or any instance of it) is left alone.
+ *
+ * `expires_at` is assigned before `holder` and reads only the old `holder`, so the statements mean
+ * the same under left-to-right and simultaneous assignment. Sent with `readRowsSql` after them, so
+ * the caller learns what it revoked and when that lease ends on the server's clock.
+ */
+export function revokeSql(table: string, election: string, graceMs: number, keepFor: string | null): string[] {
+  const tomb = tombstoneHolder(graceMs);
+  const keep = keepFor === null ? '' : ` AND holder <> ? AND LEFT(holder, ?) <> ?`;
+  const keepValues: SqlValue[] = keepFor === null ? [] : [keepFor, keepFor.length + 1, `${keepFor} `];
+  return [
+    bind(
+      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL ? MICROSECOND, holder = ?
+WHERE name = ? AND ${HELD}${keep}`,
+      [graceMs * 1000, tomb, election, ...keepValues],
+    ),
+    bind(
+      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL (? - ${GRACE_MS}) * 1000 MICROSECOND, holder = ?
+WHERE name = ? AND holder IS NOT NULL AND ${TOMB} AND expires_at > ${NOW} AND ${GRACE_MS} < ?`,
+      [graceMs, tomb, election, graceMs],
+    ),
+  ];
 }
 
 /**
- * Admin force (seed 000's `REPLACE INTO`). REPLACE deletes and re-inserts, which would reset the
- * term; this upsert starts a new term on the existing row instead. `LAST_INSERT_ID(expr)` puts the
- * new term in the OK packet's insert id, so the token is known from this one statement even if
- * another admin forces again right after (a read-back could see theirs).
+ * Admin force, second step: `candidateId` leads in a new term, only if the lease is free or a
+ * tombstone whose revoked lease has ended on the server's clock. An upsert, not a `REPLACE` (which
+ * deletes and re-inserts, and would reset the term): the new term is above every earlier one and
+ * the floor. `LAST_INSERT_ID(expr)` puts the new term in the OK packet's insert id (0 when
+ * nothing was installed), so the token is known from this one statement even if another admin
+ * forces again right after (a read-back could see theirs).
+ *
+ * `term` and `holder` read only columns not yet assigned; `expires_at` reads `holder`, which is
+ * the new holder (left to right) or the old one (simultaneous): either way the condition holds
+ * exactly when this statement installs `candidateId`, or when it already held the lease.
  */
-export function forceSql(table: string, election: string, candidateId: string, leaseMs: number): string {
+export function installSql(table: string, election: string, candidateId: string, leaseMs: number): string {
   const leaseUs = leaseMs * 1000;
+  const ok = `(${FREE} OR (${TOMB} AND expires_at - INTERVAL ${GRACE_MS} * 1000 MICROSECOND <= ${NOW}))`;
   return bind(
     `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND)
 ON DUPLICATE KEY UPDATE
-  term = LAST_INSERT_ID(GREATEST(term, term_floor) + 1),
-  holder = ?,
-  expires_at = ${NOW} + INTERVAL ? MICROSECOND`,
-    [election, candidateId, leaseUs, candidateId, leaseUs],
+  term = IF(${ok}, LAST_INSERT_ID(GREATEST(term, term_floor) + 1), term + LAST_INSERT_ID(0)),
+  holder = IF(${ok}, ?, holder),
+  expires_at = IF(holder = ? OR ${ok}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
+    [election, candidateId, leaseUs, candidateId, candidateId, leaseUs],
   );
 }
 
@@ -195,10 +240,10 @@ ON DUPLICATE KEY UPDATE term_floor = GREATEST(term_floor, ?)`,
   );
 }
 
-/** Who leads (seed 000's `select node as leader …`), only while the lease is live on the server. */
+/** Who leads, only while the lease is live on the server and not revoked (a tombstone). */
 export function leaderSql(table: string, election: string): string {
   return bind(
-    `SELECT holder, term FROM ${q(table)} WHERE name = ? AND holder IS NOT NULL AND expires_at > ${NOW}`,
+    `SELECT holder, term FROM ${q(table)} WHERE name = ? AND ${HELD}`,
     [election],
   );
 }

@@ -77,16 +77,31 @@ describe('lease row', () => {
     await a.clearLeader(e);
     expect(await a.getLeader(e)).toBeNull();
     expect(await a.renew({ election: e, candidateId: 'A', token: t1, leaseMs: LEASE })).toEqual({ held: false, leaderId: null });
+    // The revoked lease keeps everyone out until it ends on the server.
+    const waiting = await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE });
+    expect(waiting).toMatchObject({ role: 'follower', leaderId: null, token: null });
+    const left = (waiting as { leaseRemainingMs: number }).leaseRemainingMs;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(LEASE);
+    await new Promise((r) => setTimeout(r, left + 5));
     const t2 = leader(await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE })).token;
     expect(t2).toBeGreaterThan(t1);
+    // Force revokes A's lease and installs F only once that lease has ended on the server.
+    const forcedAt = Date.now();
     const forced = await a.forceLeader(e, 'F', LEASE);
+    expect(Date.now() - forcedAt).toBeGreaterThanOrEqual(LEASE - 1000);
     expect(forced.candidateId).toBe('F');
     expect(forced.token).toBeGreaterThan(t2);
     expect(await a.renew({ election: e, candidateId: 'A', token: t2, leaseMs: LEASE })).toEqual({ held: false, leaderId: 'F' });
-    // Forcing the same candidate again is still a new term.
+    // Forcing the candidate that holds the lease keeps its term.
     const again = await a.forceLeader(e, 'F', LEASE);
-    expect(again.token).toBeGreaterThan(forced.token);
+    expect(again).toEqual(forced);
     expect(await a.getLeader(e)).toEqual(again);
+    // Clear leaves a tombstone until the lease's end: nobody leads, nobody can campaign in.
+    await a.clearLeader(e);
+    expect(await a.getLeader(e)).toBeNull();
+    expect(await a.renew({ election: e, candidateId: 'F', token: forced.token, leaseMs: LEASE })).toEqual({ held: false, leaderId: null });
+    expect(await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: null, token: null });
     // forceLeader on an election that has no row yet starts at a positive token.
     const fresh = await a.forceLeader(uniqueElection(), 'F');
     expect(fresh.token).toBeGreaterThan(0);

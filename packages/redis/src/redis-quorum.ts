@@ -1,10 +1,20 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, candidateOf, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
+import {
+  ConclaveError,
+  candidateOf,
+  forceAfterRevocation,
+  isTombstone,
+  tombstoneLookAgainMs,
+  type CampaignResult,
+  type LeaderInfo,
+  type RenewResult,
+  type Revocation,
+} from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, CLEAR, COMMIT, FLOOR, FORCE, LEADER, NOTIFY, RELEASE, RENEW } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, COMMIT, FLOOR, INSTALL, LEADER, NOTIFY, RELEASE, RENEW, REVOKE } from './redis-scripts';
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -136,7 +146,7 @@ export class QuorumLeaseOps implements LeaseOps {
     const stale = replies.flatMap((r, i) => (r.ok && (r.value as unknown[])[0] !== 0 ? [i] : []));
     if (stale.length > 0) this.rollback(keys, election, candidateId, stale, token);
     const others = replies.flatMap((r) => (r.ok && (r.value as unknown[])[1] ? [String((r.value as unknown[])[1])] : []));
-    return { held: false, leaderId: mostCommon(others.filter((id) => id !== candidateId)) };
+    return { held: false, leaderId: mostCommon(others.filter((id) => id !== candidateId && !isTombstone(id))) };
   }
 
   async release(keys: ElectionKeys, election: string, candidateId: string, token: number | null): Promise<void> {
@@ -160,7 +170,7 @@ export class QuorumLeaseOps implements LeaseOps {
     const votes = replies.flatMap((r) => {
       const v = r.ok ? (r.value as string[]) : [];
       const token = parseToken(v[1]);
-      return v[0] && token !== null ? [`${token} ${v[0]}`] : [];
+      return v[0] && !isTombstone(v[0]) && token !== null ? [`${token} ${v[0]}`] : [];
     });
     const winner = mostCommon(votes, this.majority);
     if (winner === null) return null;
@@ -168,19 +178,60 @@ export class QuorumLeaseOps implements LeaseOps {
     return { candidateId: candidateOf(winner.slice(space + 1)), token: Number(winner.slice(0, space)) };
   }
 
+  /**
+   * Revokes the live lease on every master (REVOKE, a majority must answer), waits until the
+   * latest revoked lease any of them reported has ended, then installs the new term on a majority
+   * (INSTALL as a prepare, then COMMIT with a token above every counter read, as a campaign does).
+   * A master that did not answer the revocation may still hold the old lease, but the old holder
+   * can no longer renew on a majority, and its lease on the masters that answered (a majority
+   * meets the old term's majority) ended before the new term starts.
+   */
   async forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo> {
+    return forceAfterRevocation({
+      kind: 'redis',
+      election,
+      revoke: () => this.revoke(keys, election, this.options.commandTimeoutMs, candidateId),
+      install: () => this.install(keys, election, candidateId, leaseMs),
+    });
+  }
+
+  /** A tombstone on every master until the revoked lease's end; a majority must answer. */
+  async clearLeader(keys: ElectionKeys, election: string): Promise<void> {
+    await this.revoke(keys, election, 0, '');
+  }
+
+  private async revoke(keys: ElectionKeys, election: string, graceMs: number, keepFor: string): Promise<Revocation> {
+    const replies = await this.onAll(() => ({
+      script: REVOKE,
+      keys: [keys.lease],
+      args: [graceMs, keepFor, this.options.publish ? '1' : '0', keys.channel],
+      election,
+    }));
+    this.requireMajority(replies, election);
+    const values = replies.flatMap((r) => (r.ok ? [r.value as [number, string?, string?]] : []));
+    const held = mostCommon(values.flatMap((v) => (v[0] === 1 && parseToken(v[1]) !== null ? [String(v[1])] : [])), this.majority);
+    if (held !== null) return { kind: 'held', leader: { candidateId: keepFor, token: Number(held) } };
+    const waits = values.flatMap((v) => (v[0] === 2 ? [Math.max(0, Number(v[1]))] : []));
+    return waits.length > 0 ? { kind: 'revoked', waitMs: Math.max(...waits) } : { kind: 'free' };
+  }
+
+  private async install(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo | null> {
     const prepared = await this.onAll(() => ({
-      script: FORCE,
+      script: INSTALL,
       keys: [keys.lease, keys.term],
       args: [candidateId, leaseMs, '0', '0', '0', keys.channel],
       election,
     }));
     this.requireMajority(prepared, election);
-    const ok = prepared.flatMap((r, i) => (r.ok ? [i] : []));
-    let token = 1 + Math.max(...ok.map((i) => parseToken(((prepared[i] as { value: string[] }).value)[1]) ?? 0));
-    if (this.options.tokenClockFloor) {
-      token = Math.max(token, ...ok.map((i) => Number(((prepared[i] as { value: string[] }).value)[2]) || 0));
+    const ok = prepared.flatMap((r, i) => (r.ok && (r.value as unknown[])[0] === 1 ? [i] : []));
+    if (ok.length < this.majority) {
+      // A lease still stands on too many masters: give back what was installed, revoke again.
+      if (ok.length > 0) this.rollback(keys, election, candidateId, ok);
+      return null;
     }
+    const values = ok.map((i) => (prepared[i] as { value: string[] }).value);
+    let token = 1 + Math.max(...values.map((v) => parseToken(v[2]) ?? 0));
+    if (this.options.tokenClockFloor) token = Math.max(token, ...values.map((v) => Number(v[3]) || 0));
     const commits = await this.onSome(ok, () => ({
       script: COMMIT,
       keys: [keys.lease, keys.term],
@@ -196,16 +247,6 @@ export class QuorumLeaseOps implements LeaseOps {
     return { candidateId, token };
   }
 
-  async clearLeader(keys: ElectionKeys, election: string): Promise<void> {
-    const replies = await this.onAll(() => ({
-      script: CLEAR,
-      keys: [keys.lease],
-      args: [this.options.publish ? '1' : '0', keys.channel],
-      election,
-    }));
-    this.requireMajority(replies, election);
-  }
-
   async listCandidates(keys: ElectionKeys, election: string): Promise<string[]> {
     const replies = await this.onAll(() => ({ script: CANDIDATES, keys: [keys.lease, keys.candidates], args: [], election }));
     this.requireMajority(replies, election);
@@ -214,7 +255,7 @@ export class QuorumLeaseOps implements LeaseOps {
     for (const r of replies) {
       if (!r.ok) continue;
       const parsed = parseCandidates(r.value);
-      if (parsed.holder) holders.push(parsed.holder);
+      if (parsed.holder && !isTombstone(parsed.holder)) holders.push(parsed.holder);
       for (const [id, score] of parsed.seen) seen.set(id, Math.max(score, seen.get(id) ?? 0));
     }
     return orderCandidates(mostCommon(holders, this.majority), seen).map(candidateOf);
@@ -273,6 +314,8 @@ export class QuorumLeaseOps implements LeaseOps {
       const [code, holder, token, pttl] = r.value as [number, string, string, string | number];
       if (code === 3) return Math.max(0, Number(holder)); // restart fence: free after waitMs
       if (code !== 0) return 0;
+      // A revoked lease (tombstone): held by nobody until it could have ended.
+      if (isTombstone(holder)) return tombstoneLookAgainMs(holder, Math.max(0, Number(pttl)));
       holders.push(holder);
       if (!tokens.has(holder) || parseToken(token) !== null) tokens.set(holder, parseToken(token));
       return Math.max(0, Number(pttl));

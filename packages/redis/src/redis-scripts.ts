@@ -69,7 +69,7 @@ end
  * KEYS: lease, term, candidates, epoch. ARGV: id (instance id), leaseMs, candidateTtlMs
  * (0 = not tracked), assign ('1': one master, the token is chosen here; '0': quorum prepare,
  * token '0' until COMMIT), clockFloor ('1'/'0'), candidate (the instance's bare candidate id: a
- * lease forced to it is adopted, same term).
+ * lease forced to it is adopted, same term, once committed).
  * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
  * {0, holder, token, pttl} held by another | {3, waitMs, term, now} free, but this master is
  * inside its restart fence for waitMs more.
@@ -86,7 +86,9 @@ end
 local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
 local term = num(redis.call('GET', KEYS[2]))
 if cur[1] then
-  if cur[1] == id or cur[1] == ARGV[6] then
+  -- A lease forced to our bare candidate id is adopted once its term is committed (token not
+  -- '0'): adopting a quorum force's prepared lease would make its COMMIT miss this master.
+  if cur[1] == id or (cur[1] == ARGV[6] and cur[2] ~= '0') then
     if cur[1] ~= id then redis.call('HSET', KEYS[1], 'holder', id) end
     redis.call('PEXPIRE', KEYS[1], lease)
     return {1, cur[2] or '0', str(term), str(now)}
@@ -154,7 +156,7 @@ return {code}
 );
 
 /**
- * Compare-and-delete (seed 004's `unlock`, which Redisson also guards by holder), then a wake-up
+ * Compare-and-delete (a lock's `unlock`, guarded by holder), then a wake-up
  * message for followers.
  * KEYS: lease, candidates. ARGV: id, token ('' = any term of this holder), publish ('1'/'0'),
  * channel, withdraw ('1': also leave the candidate set). Returns 1 if a lease was deleted.
@@ -172,14 +174,60 @@ return 1
 `,
 );
 
+// Admin revocation (clearLeader, forceLeader). A revoked lease becomes a tombstone: the same
+// hash with holder ' <grace>' (a space then ms; no candidate or instance id starts with a space)
+// and the revoked term's token, expiring `grace` ms after the revoked lease would have. Its
+// holder's renewals are refused (holder mismatch), campaigns find a lease held by another and
+// stay followers, and nothing but INSTALL, once the revoked lease has ended, replaces it.
+
 /**
- * Admin: the candidate leads now, in a new term (seed 000's REPLACE INTO).
- * KEYS: lease, term. ARGV: id, leaseMs, assign ('1' one master / '0' quorum prepare), clockFloor,
- * publish, channel. Returns {token, term, now}.
+ * Admin, revocation: the live lease becomes a tombstone living `grace` past its end; a tombstone
+ * already there (another admin's) is made to live `grace` past its revoked lease's end if it
+ * would not. With `keep`, a lease held by that candidate (bare or any instance) is left alone.
+ * KEYS: lease. ARGV: grace, keep ('' = none), publish, channel.
+ * Returns {0} free | {1, token} held by `keep` | {2, ms until the revoked lease ends, token}.
  */
-export const FORCE = script(
-  'force',
+export const REVOKE = script(
+  'revoke',
   `
+local grace, keep = tonumber(ARGV[1]), ARGV[2]
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+if not cur[1] then return {0} end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then pttl = 0 end
+if string.sub(cur[1], 1, 1) == ' ' then
+  local old = num(string.sub(cur[1], 2))
+  local ends = pttl - old
+  if old < grace and ends + grace > 0 then
+    redis.call('HSET', KEYS[1], 'holder', ' ' .. str(grace))
+    redis.call('PEXPIRE', KEYS[1], ends + grace)
+  end
+  return {2, str(ends), cur[2] or '0'}
+end
+if keep ~= '' and (cur[1] == keep or string.sub(cur[1], 1, #keep + 1) == keep .. ' ') then
+  return {1, cur[2] or '0'}
+end
+redis.call('HSET', KEYS[1], 'holder', ' ' .. str(grace))
+if pttl + grace > 0 then redis.call('PEXPIRE', KEYS[1], pttl + grace) else redis.call('DEL', KEYS[1]) end
+if ARGV[3] == '1' then redis.call('PUBLISH', ARGV[4], 'revoked') end
+return {2, str(pttl), cur[2] or '0'}
+`,
+);
+
+/**
+ * Admin force, second step: the candidate leads in a new term, only if the lease is free or a
+ * tombstone whose revoked lease has ended.
+ * KEYS: lease, term. ARGV: id, leaseMs, assign ('1' one master / '0' quorum prepare), clockFloor,
+ * publish, channel. Returns {1, token, term, now} | {0} when a lease still stands.
+ */
+export const INSTALL = script(
+  'install',
+  `
+local cur = redis.call('HGET', KEYS[1], 'holder')
+if cur then
+  if string.sub(cur, 1, 1) ~= ' ' then return {0} end
+  if redis.call('PTTL', KEYS[1]) - num(string.sub(cur, 2)) > 0 then return {0} end
+end
 local token = '0'
 local term = num(redis.call('GET', KEYS[2]))
 if ARGV[3] == '1' then
@@ -190,17 +238,7 @@ redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 if ARGV[3] == '1' and ARGV[5] == '1' then redis.call('PUBLISH', ARGV[6], 'forced') end
-return {token, str(term), str(now)}
-`,
-);
-
-/** Admin: deletes the lease; the term counter stays. KEYS: lease. ARGV: publish, channel. */
-export const CLEAR = script(
-  'clear',
-  `
-local n = redis.call('DEL', KEYS[1])
-if n > 0 and ARGV[1] == '1' then redis.call('PUBLISH', ARGV[2], 'cleared') end
-return n
+return {1, token, str(term), str(now)}
 `,
 );
 

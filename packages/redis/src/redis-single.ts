@@ -1,9 +1,18 @@
-import { candidateOf, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
+import {
+  candidateOf,
+  forceAfterRevocation,
+  isTombstone,
+  tombstoneLookAgainMs,
+  type CampaignResult,
+  type LeaderInfo,
+  type RenewResult,
+  type Revocation,
+} from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, CLEAR, FLOOR, FORCE, LEADER, RELEASE, RENEW } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, FLOOR, INSTALL, LEADER, RELEASE, RENEW, REVOKE } from './redis-scripts';
 
 /**
  * One master: every operation is one Lua script, so it is atomic on the server and costs one
@@ -35,6 +44,10 @@ export class SingleLeaseOps implements LeaseOps {
       return { role: 'leader', token: Number(reply[1]), leaseMs };
     }
     const pttl = Number(reply[3]);
+    if (isTombstone(reply[1])) {
+      // A revoked lease: nobody leads until it could have ended.
+      return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(reply[1], Math.max(0, pttl)) };
+    }
     return {
       role: 'follower',
       leaderId: reply[1],
@@ -51,7 +64,7 @@ export class SingleLeaseOps implements LeaseOps {
       election,
     })) as [number, string | null];
     if (reply[0] === 1) return { held: true, leaseMs };
-    return { held: false, leaderId: reply[1] ?? null };
+    return { held: false, leaderId: reply[1] && !isTombstone(reply[1]) ? reply[1] : null };
   }
 
   async release(keys: ElectionKeys, election: string, candidateId: string, token: number | null): Promise<void> {
@@ -66,32 +79,52 @@ export class SingleLeaseOps implements LeaseOps {
   async getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null> {
     const reply = (await this.node.run({ script: LEADER, keys: [keys.lease], args: [], election })) as string[];
     const token = parseToken(reply[1]);
-    return reply[0] && token !== null ? { candidateId: candidateOf(reply[0]), token } : null;
+    return reply[0] && !isTombstone(reply[0]) && token !== null ? { candidateId: candidateOf(reply[0]), token } : null;
   }
 
+  /**
+   * Revokes the live lease (REVOKE: a tombstone outliving it by commandTimeoutMs, the longest the
+   * second step can take), waits until it ended, then INSTALLs the new term (see
+   * `forceAfterRevocation`).
+   */
   async forceLeader(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<LeaderInfo> {
-    const reply = (await this.node.run({
-      script: FORCE,
-      keys: [keys.lease, keys.term],
-      args: [candidateId, leaseMs, '1', this.options.tokenClockFloor ? '1' : '0', this.options.publish ? '1' : '0', keys.channel],
+    return forceAfterRevocation({
+      kind: 'redis',
       election,
-    })) as string[];
-    return { candidateId, token: Number(reply[0]) };
+      revoke: () => this.revoke(keys, election, this.options.commandTimeoutMs, candidateId),
+      install: async () => {
+        const reply = (await this.node.run({
+          script: INSTALL,
+          keys: [keys.lease, keys.term],
+          args: [candidateId, leaseMs, '1', this.options.tokenClockFloor ? '1' : '0', this.options.publish ? '1' : '0', keys.channel],
+          election,
+        })) as [number, string];
+        return reply[0] === 1 ? { candidateId, token: Number(reply[1]) } : null;
+      },
+    });
   }
 
+  /** A tombstone until the revoked lease's end: no new term starts before it. */
   async clearLeader(keys: ElectionKeys, election: string): Promise<void> {
-    await this.node.run({
-      script: CLEAR,
+    await this.revoke(keys, election, 0, '');
+  }
+
+  private async revoke(keys: ElectionKeys, election: string, graceMs: number, keepFor: string): Promise<Revocation> {
+    const reply = (await this.node.run({
+      script: REVOKE,
       keys: [keys.lease],
-      args: [this.options.publish ? '1' : '0', keys.channel],
+      args: [graceMs, keepFor, this.options.publish ? '1' : '0', keys.channel],
       election,
-    });
+    })) as [number, string?, string?];
+    if (reply[0] === 1) return { kind: 'held', leader: { candidateId: keepFor, token: Number(reply[1]) } };
+    if (reply[0] === 2) return { kind: 'revoked', waitMs: Math.max(0, Number(reply[1])) };
+    return { kind: 'free' };
   }
 
   async listCandidates(keys: ElectionKeys, election: string): Promise<string[]> {
     const reply = await this.node.run({ script: CANDIDATES, keys: [keys.lease, keys.candidates], args: [], election });
     const { holder, seen } = parseCandidates(reply);
-    return orderCandidates(holder, seen).map(candidateOf);
+    return orderCandidates(isTombstone(holder) ? null : holder, seen).map(candidateOf);
   }
 
   async raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void> {

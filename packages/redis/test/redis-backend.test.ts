@@ -103,8 +103,17 @@ describe('RedisBackend on one master', () => {
     expect(t1).toBe(1);
     await b.clearLeader(election);
     expect(await b.getLeader(election)).toBeNull();
-    const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })) as { token: number }).token;
+    // The revoked lease keeps everyone out until it ends (a tombstone held by nobody).
+    expect(await b.renew({ election, candidateId: 'a', token: t1, leaseMs: 5000 })).toEqual({ held: false, leaderId: null });
+    const waiting = await b.campaign({ election, candidateId: 'b', leaseMs: 1000 });
+    expect(waiting).toMatchObject({ role: 'follower', leaderId: null, token: null });
+    expect((waiting as { leaseRemainingMs: number }).leaseRemainingMs).toBeGreaterThan(4000);
+    await waitFor(async () => (await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).role === 'leader', 10_000, 'the tombstone to end');
+    const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })) as { token: number }).token;
+    const forcedAt = Date.now();
     const forced = await b.forceLeader(election, 'c', 5000);
+    // b's lease ran out before c's term started.
+    expect(Date.now() - forcedAt).toBeGreaterThanOrEqual(500);
     expect(forced.token).toBeGreaterThan(t2);
     expect(t2).toBeGreaterThan(t1);
     expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'c' });
@@ -154,7 +163,7 @@ describe('RedisBackend on one master', () => {
     const { token } = (await a.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
     await a.release({ election, candidateId: 'a', token });
     await waitFor(() => hints >= 1, 5000, 'a hint after release');
-    await a.forceLeader(election, 'x', 5000);
+    await a.forceLeader(election, 'x', 1000);
     await waitFor(() => hints >= 2, 5000, 'a hint after force');
     await a.clearLeader(election);
     await waitFor(() => hints >= 3, 5000, 'a hint after clear');

@@ -31,12 +31,17 @@ describe('RedisBackend quorum mode', () => {
     await b.release({ election, candidateId: 'b' });
     expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token: 1 });
     await b.clearLeader(election);
-    const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })) as { token: number }).token;
+    expect(await b.getLeader(election)).toBeNull();
+    // The revoked lease keeps everyone out until it ends (a tombstone held by nobody).
+    expect(await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).toMatchObject({ role: 'follower', leaderId: null, token: null });
+    await waitFor(async () => (await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).role === 'leader', 10_000, 'the tombstone to end');
+    const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })) as { token: number }).token;
     expect(t2).toBe(2);
     const forced = await b.forceLeader(election, 'c', 5000);
     expect(forced.token).toBe(3);
     expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toMatchObject({ held: false, leaderId: 'c' });
-    expect(await b.listCandidates(election)).toEqual(['c', 'a', 'b']);
+    // Others by when they are forgotten: b, on a shorter lease, before a.
+    expect(await b.listCandidates(election)).toEqual(['c', 'b', 'a']);
   });
 
   test('a leader keeps its lease with one master down, and loses it (UNAVAILABLE) with two down', async () => {

@@ -18,13 +18,44 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
-import { candidateQueue, newGuid, nodePrefix, type CandidateNode } from './zookeeper-nodes';
+import {
+  candidateQueue,
+  fenceNames,
+  fencePrefix,
+  fenceWaitOf,
+  maxLeaseOf,
+  newGuid,
+  nodeData,
+  nodePrefix,
+  offsetOf,
+  parseOffset,
+  withOffset,
+  type CandidateNode,
+} from './zookeeper-nodes';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
 
 const KIND = 'zookeeper';
 /** Rounds of "list, then act" a call makes before giving up on a queue that keeps changing. */
 const MAX_ROUNDS = 8;
+/**
+ * The longest lease a deleted node's holder may hold when its node does not record it (created by
+ * an older version): two thirds of 40 s, ZooKeeper's default maxSessionTimeout (20 ticks of 2 s).
+ */
+const UNKNOWN_LEASE_MS = Math.floor((40_000 * 2) / 3);
+/**
+ * The highest token floor accepted: tokens are czxid + offset, and half the safe integers leave
+ * the czxids (epoch << 32 | counter) room for 2^20 leader epochs above it.
+ */
+const MAX_FLOOR = Math.floor(Number.MAX_SAFE_INTEGER / 2);
+
+/** A fence a head found, and what confirming that it leads must delete. */
+interface FenceCheck {
+  /** ms until every fence has been waited out on our clock; 0 when all have. */
+  waitMs: number;
+  /** Paths of the fences to delete with the confirmation. */
+  paths: string[];
+}
 
 /** What this process knows of one candidate's node in one election. */
 interface Candidacy {
@@ -33,8 +64,13 @@ interface Candidacy {
   guid: string;
   /** A create was sent with `guid` (its answer may have been lost): look for it before creating. */
   created: boolean;
-  /** Our node, once seen; `token` is its czxid. */
-  node: { name: string; path: string; token: number; version: number; handle: SessionHandle } | null;
+  /**
+   * The longest lease the node of this candidacy records (see `createNode`); no grant on it is
+   * longer, so a fence that waits this long outlasts whatever its holder believes.
+   */
+  maxLeaseMs: number | null;
+  /** Our node, once seen. */
+  node: OwnNode | null;
   /**
    * The own-node watch is armed on `node` (set by an `exists` that found the node owned by our
    * session, cleared when that watch fires). While it is, the node is ours and has not gone as
@@ -48,16 +84,44 @@ interface Candidacy {
 interface RenewItem {
   handle: SessionHandle;
   path: string;
-  token: number;
+  /** The node's czxid: tells it apart from a later node of the same name (there is none, but cheap). */
+  czxid: number;
   until: number;
 }
 
+/** Our own candidate node, as last read. */
+interface OwnNode {
+  name: string;
+  path: string;
+  czxid: number;
+  /** Its data as last read or written (id, longest lease, token offset). */
+  data: Buffer | null;
+  /** The token offset its data records. */
+  offset: number;
+  /** czxid + offset: the token of the term it leads (final once `confirmed`). */
+  token: number;
+  version: number;
+  handle: SessionHandle;
+  /**
+   * A confirmation of this node as head succeeded in this session: its term has started and keeps
+   * its token (a later raise of the floor does not change it, see `confirmHead`).
+   */
+  confirmed: boolean;
+}
+
+/** The election's token offset and the election node's version it was read at. */
+interface Floor {
+  version: number;
+  offset: number;
+}
+
 /**
- * Leader election on ZooKeeper with the ephemeral-sequential recipe (seed 003): every candidate
+ * Leader election on ZooKeeper with the ephemeral-sequential recipe: every candidate
  * creates one ephemeral-sequential node under `<root>/<election>`, the lowest sequence leads, and
  * each follower watches only its predecessor, so a departure wakes one candidate, not the herd.
  *
- * - Token: the leading node's czxid (see the README for why not the sequence).
+ * - Token: the leading node's czxid (see the README for why not the sequence), plus the offset
+ *   of the token floor its term started with (see `raiseTokenFloor`; 0 unless raised).
  * - Lease: a leader's node lives as long as its session, so a lease is granted for at most two
  *   thirds of the negotiated session timeout, counted from when the request was sent; `renew` is
  *   one `multi` of `check` ops (one round trip for all elections renewed in the same turn) that
@@ -68,7 +132,11 @@ interface RenewItem {
 export class ZookeeperBackend implements ElectionBackend {
   readonly kind = KIND;
   /** What every ZookeeperBackend declares (known before any connection). */
-  static readonly capabilities: BackendCapabilities = Object.freeze({ listCandidates: true, push: 'reliable' as const });
+  static readonly capabilities: BackendCapabilities = Object.freeze({
+    listCandidates: true,
+    push: 'reliable' as const,
+    tokenFloor: true,
+  });
   readonly capabilities: BackendCapabilities = ZookeeperBackend.capabilities;
 
   private readonly root: string;
@@ -83,6 +151,10 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly tails = new Map<string, Promise<void>>();
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly renewals: TickBatcher<RenewItem, boolean>;
+  /** Fence path → its czxid and when this process first saw it (performance.now()). */
+  private readonly fencesSeen = new Map<string, { czxid: number; seenAt: number }>();
+  /** Election → the token floor last read (see `floor`). */
+  private readonly floors = new Map<string, Floor>();
   private readonly unsubscribeSession: () => void;
   private closed = false;
 
@@ -138,7 +210,8 @@ export class ZookeeperBackend implements ElectionBackend {
       if (index < 0) {
         // Never created, or deleted by forceLeader/clearLeader: join at the back of the queue.
         if (c.node) this.forgetNode(c);
-        await this.createNode(handle, c, election, candidateId, until);
+        const floor = await this.floor(handle, election, queue.electionVersion, until);
+        await this.createNode(handle, c, election, candidateId, leaseMs, floor.offset, until);
         continue;
       }
       const mine = queue[index]!;
@@ -152,11 +225,16 @@ export class ZookeeperBackend implements ElectionBackend {
         !queue.some((n) => n.candidateId === candidateId && n.name !== mine.name)
       ) {
         // Fast path (a follower whose predecessor, the head, went): the list just read puts our
-        // node first, and our own `exists` in this session already checked its ephemeralOwner
+        // node first, and our own read in this session already checked its ephemeralOwner
         // and czxid (its watch is still armed). Only the quorum can tell that it is still there.
-        const lease = await this.confirmHead(handle, c, leaseMs, calledAt, until);
+        const [fences, floor] = await Promise.all([
+          this.fences(handle, election, queue.fences, until),
+          this.floor(handle, election, queue.electionVersion, until),
+        ]);
+        if (fences.waitMs > 0) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: fences.waitMs };
+        const lease = await this.confirmHead(handle, c, election, leaseMs, calledAt, until, fences.paths, floor);
         if (lease === null) continue;
-        return { role: 'leader', token: c.node.token, leaseMs: lease };
+        return { role: 'leader', token: lease.token, leaseMs: lease.leaseMs };
       }
       // Any other node of this candidate in our session is a stray (a create whose answer was
       // lost, or one made by a call its caller had given up on): it would hold a place in the
@@ -165,37 +243,45 @@ export class ZookeeperBackend implements ElectionBackend {
       const minePath = this.path(election, mine.name);
       if (index === 0) {
         // The own-node watch tells a leader at once that its node went (clear, force, expiry).
-        const stat = await this.exists(handle, minePath, until, c.watcher);
-        if (!this.ownedBy(stat, handle)) {
+        const own = await this.readNode(handle, minePath, until, c.watcher);
+        if (!own || !this.ownedBy(own.stat, handle)) {
           // Gone, or left by another (expired) session that a lagging server still shows:
           // never lead on a node that is not ours (Curator's LeaderLatch check).
           this.forgetNode(c);
           continue;
         }
-        const token = czxid(stat!);
-        c.node = { name: mine.name, path: minePath, token, version: stat!.version, handle };
+        this.adopt(c, mine.name, minePath, own, handle);
         c.ownWatched = true;
-        const lease = await this.confirmHead(handle, c, leaseMs, calledAt, until);
+        const [fences, floor] = await Promise.all([
+          this.fences(handle, election, queue.fences, until),
+          this.floor(handle, election, queue.electionVersion, until),
+        ]);
+        if (fences.waitMs > 0) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: fences.waitMs };
+        const lease = await this.confirmHead(handle, c, election, leaseMs, calledAt, until, fences.paths, floor);
         if (lease === null) continue;
-        return { role: 'leader', token, leaseMs: lease };
+        return { role: 'leader', token: lease.token, leaseMs: lease.leaseMs };
       }
       const leader = queue[0]!;
       const predecessor = queue[index - 1]!;
       const [own, before, lead] = await Promise.all([
-        this.exists(handle, minePath, until, c.watcher),
+        this.readNode(handle, minePath, until, c.watcher),
         // Watch only the predecessor: when it goes, only we are woken.
-        this.exists(handle, this.path(election, predecessor.name), until, c.watcher),
-        index > 1 ? this.exists(handle, this.path(election, leader.name), until) : Promise.resolve(null),
+        this.readNode(handle, this.path(election, predecessor.name), until, c.watcher),
+        index > 1 ? this.readNode(handle, this.path(election, leader.name), until) : Promise.resolve(null),
       ]);
-      if (!this.ownedBy(own, handle)) {
+      if (!own || !this.ownedBy(own.stat, handle)) {
         this.forgetNode(c);
         continue;
       }
-      c.node = { name: mine.name, path: minePath, token: czxid(own!), version: own!.version, handle };
+      this.adopt(c, mine.name, minePath, own, handle);
       c.ownWatched = true;
       if (!before) continue; // the predecessor left meanwhile: look again
-      const leaderStat = index === 1 ? before : lead;
-      return { role: 'follower', leaderId: leader.candidateId, token: leaderStat ? czxid(leaderStat) : null };
+      const leaderNode = index === 1 ? before : lead;
+      return {
+        role: 'follower',
+        leaderId: leader.candidateId,
+        token: leaderNode ? termToken(czxid(leaderNode.stat), offsetOf(leaderNode.data)) : null,
+      };
     }
     throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
       backend: KIND,
@@ -214,25 +300,110 @@ export class ZookeeperBackend implements ElectionBackend {
    * showed gone are gone for good (nodes are never re-created under the same name), and our own
    * node still existing in the quorum's state, with nothing ahead of it, proves it is the lowest.
    *
-   * Resolves with the lease, counted from when the campaign was called as the core counts it:
-   * the session is proven alive from the confirmation's send, so the time elapsed before that is
-   * taken off. `null` when the node is gone (forgotten; the caller looks again).
+   * The fences the head waited out (see zookeeper-nodes.ts) are deleted in the same transaction,
+   * so a fence goes only with a confirmation that nobody ahead is left; another head that deleted
+   * one first makes this one fail, and the caller looks again. (Fence names are never reused, so
+   * deleting by name is as good as by version; the client sends version 0 as "any" anyway.)
+   *
+   * The token floor (see zookeeper-nodes.ts) joins the same transaction. A node confirmed for
+   * the first time leads with the offset `floor` read in this round: the election node's version
+   * is checked, so a raise that resolved before this confirmation makes it fail and the caller
+   * reads the floor again; when the node does not yet record that offset, the transaction writes
+   * it there (version-checked like the `check` it replaces), so every reader computes the same
+   * token. A node already confirmed in this session keeps the token of its running term.
+   *
+   * Resolves with the term's token and the lease, counted from when the campaign was called as
+   * the core counts it: the session is proven alive from the confirmation's send, so the time
+   * elapsed before that is taken off. `null` when the node is gone (forgotten; the caller looks
+   * again), a fence was, or the floor moved.
    */
   private async confirmHead(
     handle: SessionHandle,
     c: Candidacy,
+    election: string,
     leaseMs: number,
     calledAt: number,
     until: number,
-  ): Promise<number | null> {
+    fences: string[],
+    floor: Floor,
+  ): Promise<{ token: number; leaseMs: number } | null> {
     const node = c.node!;
+    const rewrite = !node.confirmed && node.offset !== floor.offset;
+    const data = rewrite ? withOffset(node.data, floor.offset) : node.data;
     const confirmAt = performance.now();
-    const there = await this.commit(handle, until, 'confirm leadership', (tx) => tx.check(node.path, node.version));
+    const there = await this.commit(handle, until, 'confirm leadership', (tx) => {
+      if (rewrite) tx.setData(node.path, data, node.version);
+      else tx.check(node.path, node.version);
+      if (!node.confirmed) tx.check(this.path(election), floor.version);
+      for (const fence of fences) tx.remove(fence, -1);
+    });
     if (!there) {
-      if (c.node === node) this.forgetNode(c);
+      // Our node, a fence or the floor changed. The failed multi was ordered by the quorum and a
+      // session's answers come in order, so this read sees at least what made it fail.
+      if (c.node === node && fences.length === 0) {
+        const now = await this.readNode(handle, node.path, until);
+        if (!now || !this.ownedBy(now.stat, handle) || czxid(now.stat) !== node.czxid) this.forgetNode(c);
+      }
       return null;
     }
-    return Math.max(1, this.grant(handle, leaseMs) - Math.ceil(confirmAt - calledAt));
+    for (const fence of fences) this.fencesSeen.delete(fence);
+    if (!node.confirmed) {
+      node.confirmed = true;
+      node.offset = rewrite ? floor.offset : node.offset;
+      node.token = termToken(node.czxid, node.offset);
+      if (rewrite) {
+        node.data = data;
+        node.version += 1;
+        // Writing the data fired our own watch: arm it again, or a leader would learn that its
+        // node went only at its next renewal.
+        const again = await this.readNode(handle, node.path, until, c.watcher).catch(() => null);
+        if (c.node === node) {
+          if (again && this.ownedBy(again.stat, handle) && again.stat.version === node.version) c.ownWatched = true;
+          else this.notify(c.key);
+        }
+      }
+    }
+    return {
+      token: node.token,
+      leaseMs: Math.max(1, this.grant(handle, leaseMs, c.maxLeaseMs) - Math.ceil(confirmAt - calledAt)),
+    };
+  }
+
+  /**
+   * Records our node as just read. The same node already confirmed in this session keeps its
+   * term (token, confirmed); anything else is taken as read.
+   */
+  private adopt(c: Candidacy, name: string, path: string, read: { data: Buffer | null; stat: Stat }, handle: SessionHandle): void {
+    const id = czxid(read.stat);
+    const previous = c.node;
+    const offset = offsetOf(read.data);
+    const confirmed =
+      previous !== null && previous.confirmed && previous.czxid === id && previous.handle.client === handle.client;
+    c.node = {
+      name,
+      path,
+      czxid: id,
+      data: read.data,
+      offset: confirmed ? previous.offset : offset,
+      token: confirmed ? previous.token : termToken(id, offset),
+      version: read.stat.version,
+      handle,
+      confirmed,
+    };
+  }
+
+  /**
+   * The election's token offset. `version` is the election node's version the caller's listing
+   * saw: when this process already read the floor at that version, no request is made.
+   */
+  private async floor(handle: SessionHandle, election: string, version: number, until: number): Promise<Floor> {
+    const cached = this.floors.get(election);
+    if (cached && cached.version === version) return cached;
+    const read = await this.readNode(handle, this.path(election), until);
+    // The election node is created before any candidate node, and never deleted.
+    const floor = read ? { version: read.stat.version, offset: parseOffset(read.data?.toString('utf8')) } : { version: -1, offset: 0 };
+    if (read) this.floors.set(election, floor);
+    return floor;
   }
 
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
@@ -242,6 +413,8 @@ export class ZookeeperBackend implements ElectionBackend {
     const sentAt = performance.now();
     const c = this.candidacies.get(key(election, candidateId));
     // Never creates anything: without our node in the live session there is no lease to extend.
+    // The term is the node: matched by the token it was given (czxid + the offset of its term),
+    // never by one recomputed from a floor that may have been raised since.
     if (!c?.node || c.node.token !== token) return { held: false, leaderId: null };
     if (!this.session.isCurrent(c.node.handle)) {
       this.forgetNode(c);
@@ -250,12 +423,12 @@ export class ZookeeperBackend implements ElectionBackend {
     const node = c.node;
     try {
       const until = sentAt + this.requestTimeoutMs;
-      const held = await this.renewals.submit({ handle: node.handle, path: node.path, token, until });
+      const held = await this.renewals.submit({ handle: node.handle, path: node.path, czxid: node.czxid, until });
       if (!held) {
         if (c.node === node) this.forgetNode(c);
         return { held: false, leaderId: await this.headOfQueue(node.handle, election, until) };
       }
-      return { held: true, leaseMs: this.grant(node.handle, leaseMs) };
+      return { held: true, leaseMs: this.grant(node.handle, leaseMs, c.maxLeaseMs) };
     } catch (err) {
       throw this.toError(err, election);
     }
@@ -312,8 +485,10 @@ export class ZookeeperBackend implements ElectionBackend {
         const queue = await this.queue(handle, election, until);
         const leader = queue[0];
         if (!leader) return null;
-        const stat = await this.exists(handle, this.path(election, leader.name), until);
-        if (stat) return { candidateId: candidateOf(leader.candidateId), token: czxid(stat) };
+        const read = await this.readNode(handle, this.path(election, leader.name), until);
+        // The token its node records: the offset of its term once it confirmed (a head that has
+        // not yet confirmed records the floor it was created under).
+        if (read) return { candidateId: candidateOf(leader.candidateId), token: termToken(czxid(read.stat), offsetOf(read.data)) };
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
         backend: KIND,
@@ -325,13 +500,15 @@ export class ZookeeperBackend implements ElectionBackend {
   }
 
   /**
-   * Makes `candidateId` lead by deleting, in one transaction, every node ahead of its first node;
-   * its predecessor watch fires and it takes over with its own node's czxid, greater than every
-   * earlier token. The deleted candidates learn it at their next renew (leader) or from their
-   * own-node watch, and rejoin at the back. ZooKeeper cannot create an ephemeral node for another
-   * session, so a candidate that is not campaigning cannot be forced: `NOT_SUPPORTED`. The lease
-   * is its session's, so `leaseMs` is validated and otherwise ignored. Forcing the current leader
-   * changes nothing and returns its token.
+   * Makes `candidateId` lead by deleting, in one transaction, every node ahead of its first node,
+   * and creating a fence (see zookeeper-nodes.ts): the candidate, now head, leads with its own
+   * node's token (czxid + offset, greater than every earlier token) once the longest lease a
+   * deleted node's holder could still believe in has passed. The deleted leader learns it at its
+   * next renewal (its node is gone, which the renewal's transaction checks on the quorum), so the
+   * two terms never overlap; the deleted candidates rejoin at the back. ZooKeeper cannot create an ephemeral node
+   * for another session, so a candidate that is not campaigning cannot be forced:
+   * `NOT_SUPPORTED`. The lease is its session's, so `leaseMs` is validated and otherwise ignored.
+   * Forcing the current leader changes nothing and returns its token.
    */
   async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
     this.validate(election);
@@ -353,14 +530,15 @@ export class ZookeeperBackend implements ElectionBackend {
         }
         const target = this.path(election, queue[index]!.name);
         if (index > 0) {
-          const removed = await this.commit(handle, until, 'forceLeader', (tx) => {
-            for (const n of queue.slice(0, index)) tx.remove(this.path(election, n.name), -1);
-            tx.check(target, -1);
-          });
+          const removed = await this.removeFenced(handle, election, queue.slice(0, index), target, until);
           if (!removed) continue; // someone ahead left (or the target did) meanwhile: look again
         }
-        const stat = await this.exists(handle, target, until);
-        if (stat) return { candidateId, token: czxid(stat) };
+        const read = await this.readNode(handle, target, until);
+        if (!read) continue;
+        // A target that was not head has not led on this node yet: it will confirm with the
+        // floor as it is now (or higher), not the one it recorded when it joined.
+        const floor = index > 0 ? (await this.floor(handle, election, -1, until)).offset : 0;
+        return { candidateId, token: termToken(czxid(read.stat), Math.max(offsetOf(read.data), floor)) };
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
         backend: KIND,
@@ -371,17 +549,147 @@ export class ZookeeperBackend implements ElectionBackend {
     }
   }
 
-  /** Deletes the leader's node; the next candidate takes over. The election node is never deleted. */
+  /**
+   * Raises the election's token offset (the data of the election node, see zookeeper-nodes.ts) so
+   * that every term confirmed after this resolves gets a token above `token`. Such a term leads on
+   * a node that exists now or is created later, so the offset is `token - L + 1`, L being a lower
+   * bound of those nodes' czxids: the smallest czxid of the candidate nodes listed after the
+   * election node was read, and its pzxid + 1 for the nodes created after that read (every later
+   * zxid is greater). The write is checked against the version read, so a concurrent raise makes
+   * it look again, and it changes that version, so a head that read the floor before it and
+   * confirms after it fails its confirmation and reads the floor again. The offset only grows,
+   * so later terms' tokens (later czxid, same or larger offset) still increase. The running term
+   * keeps its token (its node records its offset).
+   */
+  async raiseTokenFloor(election: string, token: number): Promise<void> {
+    this.validate(election);
+    this.ensureOpen(election);
+    if (!Number.isSafeInteger(token) || token < 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: KIND, election });
+    }
+    if (token > MAX_FLOOR) {
+      // A token is czxid + offset: leave the czxids room to grow without leaving safe integers.
+      throw new ConclaveError('INVALID_OPTIONS', `token floor ${token} is above ${MAX_FLOOR}, the highest ZooKeeper can keep tokens above`, {
+        backend: KIND,
+        election,
+      });
+    }
+    const until = performance.now() + this.requestTimeoutMs;
+    const electionPath = this.path(election);
+    try {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const handle = this.session.current();
+        const read = await this.readNode(handle, electionPath, until);
+        if (!read) {
+          await this.queue(handle, election, until); // creates the election node
+          continue;
+        }
+        const offset = parseOffset(read.data?.toString('utf8'));
+        if (offset >= token) return; // every czxid is at least 1
+        const queue = await this.queue(handle, election, until);
+        const czxids = await Promise.all(
+          queue.map(async (n) => {
+            const stat = await this.exists(handle, this.path(election, n.name), until);
+            return stat ? czxid(stat) : Infinity; // gone: it will never lead
+          }),
+        );
+        const lowest = Math.min(zxidOf(read.stat.pzxid) + 1, ...czxids);
+        const wanted = token - lowest + 1;
+        if (wanted <= offset) return;
+        const written = await this.session
+          .run<void>(handle, until, 'raise token floor', (client, done) =>
+            client.setData(electionPath, Buffer.from(String(wanted)), read.stat.version, (err) => done(err)),
+          )
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (zkCode(err) === Exception.BAD_VERSION || zkCode(err) === Exception.NO_NODE) return false;
+              throw err;
+            },
+          );
+        this.floors.delete(election);
+        if (written) return;
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the token floor kept changing; try again', { backend: KIND, election });
+    } catch (err) {
+      throw this.toError(err, election);
+    }
+  }
+
+  /**
+   * Deletes the leader's node and leaves a fence, so the next candidate leads only once the
+   * deleted leader's lease could have ended. The election node is never deleted.
+   */
   async clearLeader(election: string): Promise<void> {
     this.validate(election);
     const until = performance.now() + this.requestTimeoutMs;
     try {
-      const handle = this.session.current();
-      const queue = await this.queue(handle, election, until);
-      if (queue[0]) await this.remove(handle, this.path(election, queue[0].name), until);
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const handle = this.session.current();
+        const queue = await this.queue(handle, election, until);
+        if (!queue[0]) return;
+        if (await this.removeFenced(handle, election, [queue[0]], null, until)) return;
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
+        backend: KIND,
+        election,
+      });
     } catch (err) {
       throw this.toError(err, election);
     }
+  }
+
+  /**
+   * One transaction: delete `nodes`, create a fence that waits the longest lease any of their
+   * holders can be granted, and (for force) check that `target` is still there. False when a node
+   * went meanwhile (look again). A node gone before its data was read is left out of the wait: it
+   * can no longer renew, and it was not ahead of the head when the head confirmed.
+   */
+  private async removeFenced(
+    handle: SessionHandle,
+    election: string,
+    nodes: CandidateNode[],
+    target: string | null,
+    until: number,
+  ): Promise<boolean> {
+    const leases = await Promise.all(
+      nodes.map(async (n) => {
+        const data = await this.getData(handle, this.path(election, n.name), until);
+        return data === null ? 0 : (maxLeaseOf(data) ?? UNKNOWN_LEASE_MS);
+      }),
+    );
+    const waitMs = Math.max(0, ...leases);
+    return this.commit(handle, until, target === null ? 'clearLeader' : 'forceLeader', (tx) => {
+      for (const n of nodes) tx.remove(this.path(election, n.name), -1);
+      tx.create(fencePrefix(this.path(election)), Buffer.from(String(waitMs)), this.session.acl(), CreateMode.PERSISTENT_SEQUENTIAL);
+      if (target !== null) tx.check(target, -1);
+    });
+  }
+
+  /**
+   * The fences of the election, as a head about to lead sees them: how long it must still wait
+   * (each fence's wait counted on this process's clock from when it first saw that fence, told
+   * apart by its czxid), and which fences to delete when it confirms.
+   */
+  private async fences(handle: SessionHandle, election: string, names: string[], until: number): Promise<FenceCheck> {
+    if (names.length === 0) return { waitMs: 0, paths: [] };
+    const now = performance.now();
+    let waitMs = 0;
+    const paths: string[] = [];
+    for (const name of names) {
+      const path = this.path(election, name);
+      const read = await this.readNode(handle, path, until);
+      if (read === null) continue; // deleted meanwhile by the head that confirmed
+      const id = czxid(read.stat);
+      let seen = this.fencesSeen.get(path);
+      if (!seen || seen.czxid !== id) {
+        seen = { czxid: id, seenAt: now };
+        this.fencesSeen.set(path, seen);
+      }
+      waitMs = Math.max(waitMs, seen.seenAt + fenceWaitOf(read.data, UNKNOWN_LEASE_MS) - now);
+      paths.push(path);
+    }
+    return { waitMs: waitMs > 0 ? Math.ceil(waitMs) : 0, paths };
   }
 
   async listCandidates(election: string): Promise<string[]> {
@@ -420,6 +728,7 @@ export class ZookeeperBackend implements ElectionBackend {
     this.unsubscribeSession();
     this.listeners.clear();
     this.candidacies.clear();
+    this.floors.clear();
     await this.session.close();
   }
 
@@ -447,6 +756,7 @@ export class ZookeeperBackend implements ElectionBackend {
         key: k,
         guid: newGuid(),
         created: false,
+        maxLeaseMs: null,
         node: null,
         ownWatched: false,
         watcher: (event) => {
@@ -485,31 +795,68 @@ export class ZookeeperBackend implements ElectionBackend {
    * negotiated session timeout. A session lives at least its timeout after the server last heard
    * from it, but in an ensemble a follower reports client activity to the leader only every half
    * tick, and ticks can be as long as half the timeout; two thirds is also where ZooKeeper's own
-   * client gives a silent connection up.
+   * client gives a silent connection up. Never more than the node records either (`cap`, see
+   * `createNode`).
    */
-  private grant(handle: SessionHandle, leaseMs: number): number {
+  private grant(handle: SessionHandle, leaseMs: number, cap: number | null = null): number {
     const sessionMs = this.session.negotiatedTimeoutMs(handle);
-    return Math.max(1, Math.min(leaseMs, Math.floor((sessionMs * 2) / 3)));
+    return Math.max(1, Math.min(leaseMs, Math.floor((sessionMs * 2) / 3), cap ?? Infinity));
   }
 
   private ownedBy(stat: Stat | null, handle: SessionHandle): boolean {
     return stat !== null && Buffer.from(stat.ephemeralOwner).equals(handle.client.getSessionId());
   }
 
-  /** The election's candidate nodes in queue order; creates the election node when missing. */
-  private async queue(handle: SessionHandle, election: string, until: number): Promise<CandidateNode[]> {
+  /**
+   * The election's candidate nodes in queue order, with the names of its fences; creates the
+   * election node when missing.
+   */
+  private async queue(
+    handle: SessionHandle,
+    election: string,
+    until: number,
+  ): Promise<CandidateNode[] & { fences: string[]; electionVersion: number }> {
     const electionPath = this.path(election);
     try {
-      const children = await this.session.run<string[]>(handle, until, 'list candidates', (client, done) =>
-        client.getChildren(electionPath, (err, list) => done(err, list)),
+      const { children, version } = await this.session.run<{ children: string[]; version: number }>(
+        handle,
+        until,
+        'list candidates',
+        (client, done) => client.getChildren(electionPath, (err, list, stat) => done(err, { children: list, version: stat?.version ?? -1 })),
       );
-      return candidateQueue(children);
+      return Object.assign(candidateQueue(children), { fences: fenceNames(children), electionVersion: version });
     } catch (err) {
       if (zkCode(err) !== Exception.NO_NODE) throw err;
       await this.session.run<string>(handle, until, 'create election node', (client, done) =>
         client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
       );
-      return [];
+      return Object.assign([] as CandidateNode[], { fences: [] as string[], electionVersion: -1 });
+    }
+  }
+
+  private async getData(handle: SessionHandle, path: string, until: number): Promise<Buffer | null> {
+    return (await this.readNode(handle, path, until))?.data ?? null;
+  }
+
+  /**
+   * A node's data and stat; null when it does not exist. With `watcher`, a data watch (it fires
+   * when the node is deleted or its data changes; none is left on a node that does not exist).
+   */
+  private async readNode(
+    handle: SessionHandle,
+    path: string,
+    until: number,
+    watcher?: (event?: { getPath?: () => string }) => void,
+  ): Promise<{ data: Buffer | null; stat: Stat } | null> {
+    try {
+      return await this.session.run<{ data: Buffer | null; stat: Stat }>(handle, until, 'read node', (client, done) => {
+        const cb = (err: unknown, data: Buffer | undefined, stat: Stat) => done(err, { data: data ?? null, stat });
+        if (watcher) client.getData(path, watcher, cb);
+        else client.getData(path, cb);
+      });
+    } catch (err) {
+      if (zkCode(err) === Exception.NO_NODE) return null;
+      throw err;
     }
   }
 
@@ -518,17 +865,29 @@ export class ZookeeperBackend implements ElectionBackend {
     c: Candidacy,
     election: string,
     candidateId: string,
+    leaseMs: number,
+    offset: number,
     until: number,
   ): Promise<void> {
     const prefix = nodePrefix(this.path(election), c.guid, candidateId);
     // Set before sending: if the answer is lost, the next campaign looks for the guid.
     c.created = true;
     try {
-      await this.session.run<string>(handle, until, 'join election', (client, done) =>
-        client.create(prefix, Buffer.from(candidateId), this.session.acl(), CreateMode.EPHEMERAL_SEQUENTIAL, (e, p) =>
-          done(e, p),
-        ),
-      );
+      // The data records the longest lease the node's holder will be granted (the lease asked
+      // for, within what the session allows, see `grant`): what a fence must wait if an admin
+      // deletes this node while it leads.
+      await this.session.run<string>(handle, until, 'join election', (client, done) => {
+        c.maxLeaseMs = Math.max(1, Math.min(leaseMs, Math.floor((client.getSessionTimeout() * 2) / 3)));
+        client.create(
+          prefix,
+          // The floor's offset as now read: the token this node leads with unless the floor is
+          // raised before it confirms (the confirmation then records the new one).
+          nodeData(candidateId, c.maxLeaseMs, offset),
+          this.session.acl(),
+          CreateMode.EPHEMERAL_SEQUENTIAL,
+          (e, p) => done(e, p),
+        );
+      });
     } catch (err) {
       // The election node was deleted between the list and the create: the next round makes it.
       if (zkCode(err) !== Exception.NO_NODE) throw err;
@@ -675,10 +1034,14 @@ export class ZookeeperBackend implements ElectionBackend {
             for (const i of indexes) results[i] = true;
             return;
           }
+          // The failed multi went through the ensemble's leader too (a multi is a write, ordered
+          // by the quorum even when a check fails), and a session's requests are answered in
+          // order, so these reads see at least the state that made it fail: a node deleted by
+          // forceLeader/clearLeader is not reported as still there.
           await Promise.all(
             indexes.map(async (i) => {
               const stat = await this.exists(first.handle, items[i]!.path, until);
-              results[i] = stat !== null && this.ownedBy(stat, first.handle) && czxid(stat) === items[i]!.token;
+              results[i] = stat !== null && this.ownedBy(stat, first.handle) && czxid(stat) === items[i]!.czxid;
             }),
           );
         } catch (err) {
@@ -709,6 +1072,15 @@ function key(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
 }
 
+/** A term's token: its node's czxid plus the floor's offset the term started with. */
+function termToken(czxid: number, offset: number): number {
+  const token = czxid + offset;
+  if (!Number.isSafeInteger(token)) {
+    throw new ConclaveError('BACKEND_ERROR', `token ${czxid} + ${offset} is not a safe integer`, { backend: KIND });
+  }
+  return token;
+}
+
 /** Whether `promise` settles by `until` (performance.now() ms). */
 function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
@@ -726,10 +1098,14 @@ function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
  * while the ensemble has had fewer than 2^21 leader epochs.
  */
 function czxid(stat: Stat): number {
-  const value = Buffer.from(stat.czxid).readBigInt64BE(0);
+  return zxidOf(stat.czxid, 'czxid');
+}
+
+function zxidOf(zxid: Buffer, what = 'zxid'): number {
+  const value = Buffer.from(zxid).readBigInt64BE(0);
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new ConclaveError('BACKEND_ERROR', `czxid ${value} cannot be a token (not a positive safe integer)`, {
+    throw new ConclaveError('BACKEND_ERROR', `${what} ${value} cannot be a token (not a positive safe integer)`, {
       backend: KIND,
     });
   }

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
  * - `_c_<guid>-` is Curator's "protected" prefix: a create whose answer was lost (connection
  *   loss) is found again by its guid on the next campaign instead of being created twice, which
  *   would leave an orphan node ahead of us for the whole session.
- * - The instance id is in the name (and, raw, in the node's data) so that listing the children
+ * - The instance id is in the name (and, raw, on the first line of the node's data) so that listing the children
  *   tells who is who without reading every node.
  * - The sequence, appended by ZooKeeper, orders the queue: the lowest leads.
  */
@@ -70,4 +70,82 @@ export function encodeId(id: string): string {
 /** The id a node name carries; exact inverse of `encodeId`. */
 export function decodeId(text: string): string {
   return text.replace(/%(25|2F|20)/g, (code) => DECODED[code]!);
+}
+
+// Fences. forceLeader and clearLeader delete the nodes ahead of the candidate that should lead;
+// the deleted leader learns it at its next renewal, and until its deadline it may still believe
+// it leads. So the same transaction creates a fence, a persistent-sequential node
+// `<root>/<election>/_f_<10-digit sequence>` (ignored by `candidateQueue`) whose data is how long,
+// in ms, a deleted node's holder may still lead: the longest lease its node records.
+// A head that finds fences leads only once that long has passed, on its own clock, since it first
+// saw each of them, and deletes them in the transaction that confirms it is head.
+
+const FENCE_PREFIX = '_f_';
+const FENCE_NAME = /^_f_\d{10}$/;
+
+/** The path given to `create(…, PERSISTENT_SEQUENTIAL)` for a fence. */
+export function fencePrefix(electionPath: string): string {
+  return `${electionPath}/${FENCE_PREFIX}`;
+}
+
+/** The fences among `children`. */
+export function fenceNames(children: readonly string[]): string[] {
+  return children.filter((child) => FENCE_NAME.test(child)).sort();
+}
+
+/**
+ * A candidate node's data: its id, then, on a second line, the longest lease its holder is ever
+ * granted on it, ms (what a fence must wait if the node is deleted under a leader), then, on a
+ * third line only when it is not 0, the token offset of its term (see `termToken`).
+ */
+export function nodeData(candidateId: string, maxLeaseMs: number, offset = 0): Buffer {
+  const lines = [candidateId, String(Math.ceil(maxLeaseMs))];
+  if (offset > 0) lines.push(String(offset));
+  return Buffer.from(lines.join('\n'));
+}
+
+/** The longest lease recorded in a node's data; null for nodes written before it was recorded. */
+export function maxLeaseOf(data: Buffer | null | undefined): number | null {
+  const line = lineOf(data, 1);
+  if (line === null) return null;
+  const n = Number(line);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/** The token offset a node's data records; 0 when it records none. */
+export function offsetOf(data: Buffer | null | undefined): number {
+  return parseOffset(lineOf(data, 2));
+}
+
+/** The same node data with `offset` recorded as its term's token offset. */
+export function withOffset(data: Buffer | null | undefined, offset: number): Buffer {
+  const text = data ? data.toString('utf8') : '';
+  const [id = '', lease = ''] = text.split('\n');
+  return Buffer.from(offset > 0 ? `${id}\n${lease}\n${offset}` : `${id}\n${lease}`);
+}
+
+// The token floor. An election's token is its leading node's czxid plus an offset. The offset is
+// kept, in decimal, as the data of the election node itself (empty: 0, so elections that never
+// had their floor raised keep czxid tokens); `raiseTokenFloor` only ever raises it, with a
+// version-checked write. A head reads it in the round that confirms it, records it on its node
+// (third line of the data) and confirms with a `check` of the election node's version, so a raise
+// that resolved before the confirmation is never missed, and a running term keeps its token.
+
+/** A token offset as stored (election node data, or a node's third line); 0 when absent or unreadable. */
+export function parseOffset(text: string | null | undefined): number {
+  if (!text) return 0;
+  const n = Number(text.trim());
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+function lineOf(data: Buffer | null | undefined, index: number): string | null {
+  if (!data) return null;
+  const lines = data.toString('utf8').split('\n');
+  return index < lines.length ? lines[index]! : null;
+}
+
+/** A fence's wait, ms; a fence whose data cannot be read waits `fallbackMs`. */
+export function fenceWaitOf(data: Buffer | null | undefined, fallbackMs: number): number {
+  const n = data ? Number(data.toString('utf8')) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : fallbackMs;
 }

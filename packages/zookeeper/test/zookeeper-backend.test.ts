@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { createClient, Exception, type Client } from 'node-zookeeper-client';
-import { isConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { isConclaveError, type CampaignRequest, type CampaignResult, type ConclaveErrorCode } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { leaderOf } from '@conclave/test-harness';
 import { freePort } from '../../../test-harness/src/servers/free-port';
@@ -37,6 +37,19 @@ async function rejectsWith(promise: Promise<unknown>, code: ConclaveErrorCode): 
   );
   expect(isConclaveError(err, code)).toBe(true);
   return err;
+}
+
+/**
+ * Campaigns until the answer is not a fence's wait (follower, nobody leading, a time to look
+ * again), sleeping that time in between.
+ */
+async function campaignPastFences(backend: ZookeeperBackend, request: CampaignRequest): Promise<CampaignResult> {
+  for (let i = 0; i < 20; i++) {
+    const result = await backend.campaign(request);
+    if (result.role === 'leader' || result.leaderId !== null || result.leaseRemainingMs === undefined) return result;
+    await new Promise((r) => setTimeout(r, result.leaseRemainingMs! + 5));
+  }
+  throw new Error('the fences never ended');
 }
 
 function rawClient(connect = server!.connect): Promise<Client> {
@@ -227,10 +240,20 @@ describe('the candidate queue', () => {
     const until = Date.now() + 10_000;
     while (cWoken === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     expect(cWoken).toBeGreaterThan(0);
-    expect(await c.campaign({ election: e, candidateId: 'c', leaseMs: LEASE })).toMatchObject({
+    // c heads the queue, but a fence makes it wait out the longest lease a could still believe in.
+    const fenced = await c.campaign({ election: e, candidateId: 'c', leaseMs: LEASE });
+    expect(fenced).toMatchObject({ role: 'follower', leaderId: null, token: null });
+    expect((fenced as { leaseRemainingMs: number }).leaseRemainingMs).toBeGreaterThan(LEASE / 2);
+    // a's renewal is refused at once: its node is gone.
+    expect((await a.renew({ election: e, candidateId: 'a', token: ra.token, leaseMs: LEASE })).held).toBe(false);
+    expect(await campaignPastFences(c, { election: e, candidateId: 'c', leaseMs: LEASE })).toMatchObject({
       role: 'leader',
       token: forced.token,
     });
+    // The fence went with c's confirmation.
+    const raw = await rawClient();
+    const children = await call<string[]>((cb) => raw.getChildren(`/conclave/${e}`, cb));
+    expect(children.filter((name) => name.startsWith('_f_'))).toEqual([]);
     expect((await a.renew({ election: e, candidateId: 'a', token: ra.token, leaseMs: LEASE })).held).toBe(false);
     // Forcing the leader again changes nothing.
     expect(await admin.forceLeader(e, 'c')).toEqual(forced);
@@ -252,7 +275,7 @@ describe('the candidate queue', () => {
     const raw = await rawClient();
     const stat = await call<unknown>((cb) => raw.exists(`/conclave/${e}`, cb));
     expect(stat).not.toBeNull();
-    const again = await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
+    const again = await campaignPastFences(a, { election: e, candidateId: 'a', leaseMs: LEASE });
     expect(leaderOf(again).token).toBeGreaterThan(ra.token);
   });
 });

@@ -117,7 +117,12 @@ describe('two instances of one candidate id', () => {
     const forced = await admin.forceLeader(e, 'web');
     expect(forced.candidateId).toBe('web');
     expect(forced.token).toBeGreaterThan(tokenX);
-    expect(await web.campaign({ election: e, candidateId: w1, leaseMs: LEASE })).toEqual({ role: 'leader', token: forced.token, leaseMs: expect.any(Number) });
+    // w1 heads the queue; it leads once the fence has waited out x's longest lease.
+    let result = await web.campaign({ election: e, candidateId: w1, leaseMs: LEASE });
+    expect(result).toMatchObject({ role: 'follower', leaderId: null, token: null });
+    await new Promise((r) => setTimeout(r, (result as { leaseRemainingMs: number }).leaseRemainingMs + 5));
+    result = await web.campaign({ election: e, candidateId: w1, leaseMs: LEASE });
+    expect(result).toEqual({ role: 'leader', token: forced.token, leaseMs: expect.any(Number) });
     expect(await web.campaign({ election: e, candidateId: w2, leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: w1 });
     expect(await admin.getLeader(e)).toEqual({ candidateId: 'web', token: forced.token });
     expect(await admin.listCandidates(e)).toEqual(['web']);

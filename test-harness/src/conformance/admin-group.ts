@@ -38,6 +38,21 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
       expect(a.state.reason).toBe('lease-lost');
     });
 
+    test('forceLeader to the candidate that leads keeps it leading, in its term', async () => {
+      const c = ctx();
+      const election = c.election('force-self');
+      const a = await c.elector(election, 'a');
+      await a.start();
+      await waitFor(() => a.isLeader(), 'a to lead');
+      const token = a.token!;
+      const admin = await c.backend();
+      expect(await admin.forceLeader(election, 'a')).toEqual({ candidateId: 'a', token });
+      // Renewals go on in the same term: nothing was revoked.
+      await new Promise((resolve) => setTimeout(resolve, c.leaseMs));
+      expect([a.isLeader(), a.token]).toEqual([true, token]);
+      expect(await admin.getLeader(election)).toEqual({ candidateId: 'a', token });
+    });
+
     test('clearLeader starts a new election with a greater token', async () => {
       const c = ctx();
       const election = c.election('clear');

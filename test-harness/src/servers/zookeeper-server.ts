@@ -12,7 +12,7 @@ import { freePort } from './free-port';
  * system server. The JVM is started directly (not through zkServer.sh) so that this process owns
  * it and can stop, kill or restart it.
  *
- * Needs `java` and ZooKeeper's jars: Debian's `zookeeper` package (.ci/install-zookeeper.sh), or
+ * Needs `java` and ZooKeeper's jars: Debian's `zookeeper` package (`npm test` installs it: scripts/prepare-test-env.cjs), or
  * `ZOOKEEPER_CLASSPATH` set to a classpath that holds zookeeper.jar and its dependencies.
  */
 
@@ -113,7 +113,7 @@ export function zookeeperClasspath(): string {
       if (jars.some((j) => j.startsWith('zookeeper'))) return jars.map((j) => join(dir, j)).join(':');
     }
   }
-  throw new Error('ZooKeeper jars not found: run .ci/install-zookeeper.sh or set ZOOKEEPER_CLASSPATH');
+  throw new Error('ZooKeeper jars not found: install the Debian package zookeeper (npm test does, as root) or set ZOOKEEPER_CLASSPATH');
 }
 
 /** Sends a four-letter-word command and returns the answer ('' when nothing answered). */

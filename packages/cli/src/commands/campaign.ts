@@ -3,7 +3,7 @@ import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
 
-/** The JSON line `campaign --json` prints for each transition (the contract in API.md). */
+/** The JSON line `campaign --json` prints for each transition (documented in packages/cli/README.md). */
 export interface CampaignEvent {
   event: 'elected' | 'revoked' | 'leader' | 'stopped';
   election: string;
