@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--rounds N] [--only a,b]`
  *
- * Runs the scenarios of /work/shared/design/BENCH.md (copied in bench/README.md) against real
+ * Runs the scenarios described in bench/README.md against real
  * servers on loopback with real candidate processes, prints one table per backend and a
  * side-by-side table, and writes bench/results/latest.{md,json}. See bench/README.md.
  */
@@ -243,10 +243,10 @@ function table(rs: Row[]): string {
 }
 
 const REFERENCE: Record<string, string> = {
-  'graceful hand-over': 'p50: etcd3 23 ms, redlock 84 ms, seeds ZK 7 ms, seeds MySQL 52 ms',
-  'crash take-over': 'p50: redlock 2.0 s, etcd3 2.9 s, seeds ZK 3.1 s, seeds MySQL 3.9 s',
+  'graceful hand-over': 'p50: etcd3 23 ms, redlock 84 ms, ZK recipe 7 ms, plain MySQL row 52 ms',
+  'crash take-over': 'p50: redlock 2.0 s, etcd3 2.9 s, ZK recipe 3.1 s, plain MySQL row 3.9 s',
   'frozen leader': 'all four: believed leading 1.6–14 ms after waking, 1–2 stale units per freeze',
-  'silent partition': "seeds MySQL, redlock, etcd3: ~1 400 stale units each (never noticed); seeds ZK: stepped down in time",
+  'silent partition': "plain MySQL row, redlock, etcd3: ~1 400 stale units each (never noticed); ZK recipe: stepped down in time",
 };
 
 function sideBySide(results: BackendResult[], leaseMs: number): string {
@@ -255,7 +255,7 @@ function sideBySide(results: BackendResult[], leaseMs: number): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   const short = (r: Row | undefined) => (r ? `${r.verdict === 'met' ? '✔' : r.verdict === 'MISSED' ? '✘' : '·'} ${esc(r.result)}` : '—');
   return [
-    `| scenario | ${all.map((a) => a.kind).join(' | ')} | reference (BENCH.md, 2026-11-21) |`,
+    `| scenario | ${all.map((a) => a.kind).join(' | ')} | reference (bench/README.md, 2026-11-21) |`,
     `|---|${all.map(() => '---|').join('')}---|`,
     ...names.map(
       (n) => `| ${n} | ${all.map((a) => short(a.rows.find((r) => r.scenario.replace(/ \(SCALED.*$/, '') === n))).join(' | ')} | ${REFERENCE[n] ?? ''} |`,

@@ -1,5 +1,5 @@
 /**
- * The single-election scenarios of BENCH.md, each on real candidate processes
+ * The single-election scenarios of bench/README.md, each on real candidate processes
  * (test-harness `CandidateProcess`: one Elector per forked process, reporting on the shared
  * monotonic clock).
  */
