@@ -14,6 +14,9 @@
  * before `tsc --build`. Knobs, mainly to try the failure paths on a machine that has everything:
  *   CONCLAVE_SETUP_DRY_RUN=1   print the apt-get commands instead of running them
  *   CONCLAVE_SETUP_ROOT=DIR    look for programs and jars under DIR instead of / (apt-get too)
+ * and one for machines that start their servers while the tests begin (CI does):
+ *   CONCLAVE_SERVICE_WAIT_SECONDS=N   keep trying a shared server that does not answer for up to
+ *                                     N seconds before giving up (default 0: one try)
  */
 const { readdirSync, statSync, mkdirSync, openSync, closeSync, readFileSync } = require('node:fs');
 const { spawnSync } = require('node:child_process');
@@ -80,6 +83,7 @@ const SERVICES = [
 ];
 
 const CONNECT_TIMEOUT_MS = 2000;
+const RETRY_INTERVAL_MS = 500;
 const PREFIX = 'npm test:';
 
 /** File-system probe, rooted at `root` (default /) so that tests and dry runs can pretend. */
@@ -201,16 +205,43 @@ function tryConnect({ host, port }, timeoutMs = CONNECT_TIMEOUT_MS) {
   });
 }
 
-/** Every service line, checked in parallel (at most one timeout long). */
-async function checkServices(env = process.env) {
+/** Seconds to keep trying a server that does not answer (CONCLAVE_SERVICE_WAIT_SECONDS). */
+function serviceWaitSeconds(env = process.env) {
+  const raw = env.CONCLAVE_SERVICE_WAIT_SECONDS;
+  if (raw === undefined || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`CONCLAVE_SERVICE_WAIT_SECONDS must be a number of seconds >= 0, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Tries host:port until it answers or `waitMs` has passed since the first try; resolves to null
+ * or the last reason. `onWait` is called once, before the first retry.
+ */
+async function connectWithin(address, waitMs, onWait = () => {}) {
+  const deadline = Date.now() + waitMs;
+  let reason = await tryConnect(address);
+  if (reason && waitMs > 0) onWait(reason);
+  while (reason && Date.now() + RETRY_INTERVAL_MS <= deadline) {
+    await new Promise((resolve) => setTimeout(resolve, RETRY_INTERVAL_MS));
+    reason = await tryConnect(address);
+  }
+  return reason;
+}
+
+/** Every service line, checked in parallel (one timeout long, or the wait when one is set). */
+async function checkServices(env = process.env, log = (line) => console.log(line)) {
   let targets;
+  let waitSeconds;
   try {
+    waitSeconds = serviceWaitSeconds(env);
     targets = serviceTargets(env);
   } catch (e) {
     return [`${PREFIX} ${e.message}`];
   }
   const checks = targets.flatMap((t) => t.addresses.map(async (a) => {
-    const reason = await tryConnect(a);
+    const onWait = (first) => log(`${PREFIX} ${t.service.name} at ${a.host}:${a.port}: ${first}; trying again for up to ${waitSeconds} s (CONCLAVE_SERVICE_WAIT_SECONDS)`);
+    const reason = await connectWithin(a, waitSeconds * 1000, onWait);
     return reason && serviceMessage(t, a, reason);
   }));
   return (await Promise.all(checks)).filter(Boolean);
@@ -283,7 +314,9 @@ module.exports = {
   urlAddresses,
   serviceTargets,
   serviceMessage,
+  serviceWaitSeconds,
   tryConnect,
+  checkServices,
 };
 
 if (require.main === module) main();

@@ -88,4 +88,35 @@ describe('prepare-test-env', () => {
     await new Promise((resolve) => server.close(resolve));
     expect(await env.tryConnect({ host: '127.0.0.1', port })).toBe('connection refused');
   });
+
+  it('keeps trying a server that starts late for CONCLAVE_SERVICE_WAIT_SECONDS, and gives up at once without it', async () => {
+    const probe = createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const urls = { CONCLAVE_MYSQL_URI: `mysql://root@127.0.0.1:${port}/test`, CONCLAVE_REDIS_URL: `redis://127.0.0.1:${port}` };
+    const logged: string[] = [];
+
+    const once = await env.checkServices(urls, (line: string) => logged.push(line));
+    expect(once).toHaveLength(2);
+    expect(logged).toEqual([]);
+
+    const late = createServer((s) => s.destroy());
+    const startLate = setTimeout(() => late.listen(port, '127.0.0.1'), 1200);
+    const started = Date.now();
+    const waited = await env.checkServices({ ...urls, CONCLAVE_SERVICE_WAIT_SECONDS: '30' }, (line: string) => logged.push(line));
+    clearTimeout(startLate);
+    await new Promise((resolve) => late.close(resolve));
+    expect(waited).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toMatch(/^npm test: MariaDB at 127\.0\.0\.1:\d+: connection refused; trying again for up to 30 s/);
+  });
+
+  it('refuses a wait that is not a number of seconds', async () => {
+    expect(() => env.serviceWaitSeconds({ CONCLAVE_SERVICE_WAIT_SECONDS: 'soon' })).toThrow(/CONCLAVE_SERVICE_WAIT_SECONDS/);
+    expect(await env.checkServices({ CONCLAVE_SERVICE_WAIT_SECONDS: '-1' }, () => {})).toEqual([
+      expect.stringMatching(/^npm test: CONCLAVE_SERVICE_WAIT_SECONDS must be/),
+    ]);
+  });
 });

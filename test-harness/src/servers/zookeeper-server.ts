@@ -80,7 +80,15 @@ export interface ZookeeperEnsemble {
 }
 
 const MAIN_CLASS = 'org.apache.zookeeper.server.quorum.QuorumPeerMain';
-const JVM_FLAGS = ['-Xmx128m', '-Xss512k', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
+const JVM_FLAGS = [
+  '-Xmx128m',
+  '-Xss512k',
+  '-XX:+UseSerialGC',
+  '-XX:TieredStopAtLevel=1',
+  '-Xshare:auto',
+  '-Dorg.slf4j.simpleLogger.defaultLogLevel=error',
+  '-Dorg.slf4j.simpleLogger.logFile=System.err',
+];
 
 /** Every JVM started here, so a test process that dies without afterAll still kills them. */
 const live = new Set<ChildProcess>();
@@ -100,12 +108,13 @@ function track(child: ChildProcess): void {
 export function zookeeperClasspath(): string {
   const fromEnv = process.env.ZOOKEEPER_CLASSPATH;
   if (fromEnv) return fromEnv;
-  // Debian's zookeeper.jar names its dependencies in its manifest's Class-Path; slf4j-nop keeps
-  // the server quiet (no "no SLF4J binding" warning, no log files).
+  // Debian's zookeeper.jar names its dependencies in its manifest's Class-Path. slf4j-simple,
+  // at level error (JVM_FLAGS), writes only errors, to stderr, which start-up failures quote;
+  // slf4j-nop at least keeps the server quiet (no "no SLF4J binding" warning, no log files).
   const debian = '/usr/share/java/zookeeper.jar';
   if (existsSync(debian)) {
-    const nop = '/usr/share/java/slf4j-nop.jar';
-    return existsSync(nop) ? `${debian}:${nop}` : debian;
+    const binding = ['/usr/share/java/slf4j-simple.jar', '/usr/share/java/slf4j-nop.jar'].find((jar) => existsSync(jar));
+    return binding ? `${debian}:${binding}` : debian;
   }
   for (const dir of ['/usr/share/zookeeper/lib', '/opt/zookeeper/lib']) {
     if (existsSync(dir)) {
@@ -215,7 +224,8 @@ class JvmServer implements ZookeeperServer {
     track(child);
     this.child = child;
     this.exited = new Promise<void>((resolve) => {
-      child.once('exit', () => {
+      child.once('exit', (code, signal) => {
+        tail += `\n[the JVM exited with ${signal ? `signal ${signal}` : `code ${code}`}]`;
         if (this.child === child) this.child = null;
         resolve();
       });
