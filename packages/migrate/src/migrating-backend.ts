@@ -14,10 +14,13 @@ import {
   type RenewResult,
 } from '@conclave/core';
 import { resolveMigratingOptions, type MigratingBackendOptions, type MigrationPhase } from './migration-options';
+import { OldLeaderWatch } from './old-leader-watch';
 
 const KIND = 'migrate';
 /** A campaign round that must be made again (see `campaign`). */
 const RETRY = Symbol('retry');
+/** to-only: how long a new term waits at most for a look at `from` (see OldLeaderWatch). */
+const FROM_LOOK_WAIT_MS = 1000;
 
 /** The two leases a dual candidate holds for one term. */
 interface DualTerm {
@@ -66,12 +69,8 @@ export class MigratingBackend implements ElectionBackend {
    * meanwhile `campaign` answers the same without taking `from`.
    */
   private readonly toBusy = new Map<string, { until: number; answer: CampaignResult & { role: 'follower' } }>();
-  /** to-only: `from`'s leader as first seen while leading on `to`, by election. */
-  private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
-  /** to-only: elections where an old node leads on `from` beside us (the message), see below. */
-  private readonly conflicts = new Map<string, string>();
-  /** to-only: when `from` was last looked at, by election (-1 while a look is under way). */
-  private readonly lookedAt = new Map<string, number>();
+  /** to-only: what is known of `from`'s leader (see OldLeaderWatch). */
+  private readonly oldLeaders: OldLeaderWatch;
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -80,6 +79,7 @@ export class MigratingBackend implements ElectionBackend {
     this.to = resolved.to;
     this.phase = resolved.phase;
     this.closeBackends = resolved.closeBackends;
+    this.oldLeaders = new OldLeaderWatch(this.from, this.to.kind);
     this.capabilities = this.phase === 'dual' ? dualCapabilities(this.from, this.to) : this.single().capabilities;
   }
 
@@ -331,71 +331,46 @@ export class MigratingBackend implements ElectionBackend {
 
   // ---- to-only: the forbidden mix --------------------------------------------------------
   //
-  // Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate cannot tell
-  // an old node from a dual one by its id, but it can tell them apart by behaviour: while this
-  // candidate holds `to`, a dual candidate never stays at the head of `from` (it gives its place
-  // back as soon as `to` answers follower, within half a lease), while an old node leads there
-  // for as long as it lives. So while leading, a to-only candidate looks at `from`'s leader (at
-  // most every half lease, in the background, errors ignored: `from` may be gone for good); the
-  // same leader in the same term seen twice two leases apart is a conflict. It then gives `to`
-  // back and refuses to lead (MIGRATION_CONFLICT, which the Elector logs as an error and
-  // reports in health()) until `from` shows no leader or another term.
+  // Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate keeps that
+  // mix from making two leaders where it can (OldLeaderWatch): it starts no term on `to` while
+  // `from` shows a leader, and once the same `from` term has lasted a lease (an old node, not a
+  // dual one passing through) it refuses to lead at all (MIGRATION_CONFLICT, which the Elector
+  // logs as an error and reports in health()) until `from` shows no leader or another term. A
+  // to-only leader keeps looking at `from` while it renews, and gives `to` back on a conflict:
+  // an old node started beside it leads at once, and overlaps it until then.
 
   private async campaignToOnly(request: CampaignRequest): Promise<CampaignResult> {
-    const { election } = request;
-    validate(election, request.candidateId);
-    const conflict = this.conflicts.get(election);
+    const { election, candidateId, leaseMs } = request;
+    validate(election, candidateId);
+    const conflict = this.oldLeaders.conflict(election);
     if (conflict) {
-      this.lookAtFrom(election, request.leaseMs);
+      this.oldLeaders.lookSoon(election, leaseMs);
       throw new ConclaveError('MIGRATION_CONFLICT', conflict, { backend: KIND, election });
     }
     const result = await this.to.campaign(request);
-    if (result.role === 'leader') this.lookAtFrom(election, request.leaseMs);
-    return result;
+    if (result.role !== 'leader') {
+      this.oldLeaders.lookSoon(election, leaseMs);
+      return result;
+    }
+    const onFrom = await this.oldLeaders.leaderBeforeTerm(election, leaseMs, Math.min(leaseMs / 4, FROM_LOOK_WAIT_MS));
+    if (!onFrom) return result; // no leader on `from`, or `from` unknown (gone or down)
+    await settle(this.to.release({ election, candidateId, token: result.token }));
+    const found = this.oldLeaders.conflict(election);
+    if (found) throw new ConclaveError('MIGRATION_CONFLICT', found, { backend: KIND, election });
+    // An old node, or a dual one passing through `from`'s head: look again in half a lease.
+    return { role: 'follower', leaderId: onFrom.candidateId, token: onFrom.token, leaseRemainingMs: Math.ceil(leaseMs / 2) };
   }
 
   private async renewToOnly(request: RenewRequest): Promise<RenewResult> {
     const { election, candidateId, token } = request;
     validate(election, candidateId);
-    if (this.conflicts.has(election)) {
+    if (this.oldLeaders.conflict(election)) {
       await settle(this.to.release({ election, candidateId, token }));
       return { held: false, leaderId: null };
     }
     const result = await this.to.renew(request);
-    if (result.held) this.lookAtFrom(election, request.leaseMs);
+    if (result.held) this.oldLeaders.lookSoon(election, request.leaseMs);
     return result;
-  }
-
-  /** One background look at `from`'s leader (see above); at most one per half lease per election. */
-  private lookAtFrom(election: string, leaseMs: number): void {
-    const now = performance.now();
-    const last = this.lookedAt.get(election);
-    if (last !== undefined && (last < 0 || now - last < leaseMs / 2)) return;
-    this.lookedAt.set(election, -1); // one look at a time
-    void this.from
-      .getLeader(election)
-      .then(
-        (leader) => {
-          const at = performance.now();
-          const seen = this.sightings.get(election);
-          if (!leader) {
-            this.sightings.delete(election);
-            this.conflicts.delete(election);
-          } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
-            this.sightings.set(election, { ...leader, since: at });
-            this.conflicts.delete(election);
-          } else if (at - seen.since >= 2 * leaseMs) {
-            this.conflicts.set(
-              election,
-              `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +
-                `taking part in the migration, while to-only candidates lead on ${this.to.kind}; old ${this.from.kind}-only ` +
-                'nodes must not run beside to-only nodes (they share no lease): refusing to lead until it is gone',
-            );
-          }
-        },
-        () => undefined,
-      )
-      .finally(() => this.lookedAt.set(election, performance.now()));
   }
 
   /** In `dual`, the leader the old fleet sees: `from`'s. */
@@ -477,10 +452,8 @@ export class MigratingBackend implements ElectionBackend {
     this.terms.clear();
     this.ledFrom.clear();
     this.ledTo.clear();
-    this.sightings.clear();
     this.toBusy.clear();
-    this.conflicts.clear();
-    this.lookedAt.clear();
+    this.oldLeaders.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 

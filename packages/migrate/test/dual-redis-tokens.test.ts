@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
-import { MysqlBackend } from '@conclave/mysql';
 import { RedisBackend } from '@conclave/redis';
-import { ZookeeperBackend } from '@conclave/zookeeper';
 import { MigratingBackend } from '@conclave/migrate';
 import { HistoryRecorder, checkSplitBrain, waitFor, type ZookeeperServer } from '@conclave/test-harness';
-import { LEASE_MS, MYSQL_URI, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
+import { LEASE_MS, OwnedBackends, startTestZookeeper } from './migration-fixtures';
 
 // ZooKeeper → Redis: Redis's default clock floor makes a new term's token the server's time in
 // ms. A `from` that cannot raise its token floor could never follow it, and the dual backend
@@ -22,20 +20,14 @@ afterAll(async () => {
   await zk?.close();
 });
 
-const owned: ElectionBackend[] = [];
-afterEach(async () => {
-  await Promise.all(owned.splice(0).map((b) => b.close().catch(() => undefined)));
-});
-const keep = <T extends ElectionBackend>(b: T): T => {
-  owned.push(b);
-  return b;
-};
+const owned = new OwnedBackends();
+afterEach(() => owned.closeAll());
+const keep = <T extends ElectionBackend>(b: T): T => owned.keep(b);
 /** A memory backend that hides `raiseTokenFloor`. */
 class NoFloorBackend extends MemoryBackend {
   override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
 }
-const zookeeper = () =>
-  keep(new ZookeeperBackend({ connect: zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 }));
+const zookeeper = () => owned.zookeeper(zk);
 
 describe('a to whose tokens follow its clock', () => {
   test('is refused in dual beside a from that cannot raise its token floor (INVALID_OPTIONS)', () => {
@@ -49,7 +41,7 @@ describe('a to whose tokens follow its clock', () => {
     const pairs: Array<[ElectionBackend, ElectionBackend, 'dual' | 'from-only' | 'to-only']> = [
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL, tokenClockFloor: false })), 'dual'],
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'dual'],
-      [keep(new MysqlBackend({ uri: MYSQL_URI })), keep(new RedisBackend({ url: REDIS_URL })), 'dual'],
+      [owned.mysql(), keep(new RedisBackend({ url: REDIS_URL })), 'dual'],
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'from-only'],
       [zookeeper(), keep(new RedisBackend({ url: REDIS_URL })), 'to-only'],
     ];

@@ -3,15 +3,16 @@ import { checkSplitBrain, delay, waitFor, type ZookeeperServer } from '@conclave
 import { LEASE_MS, MixedFleet, startTestZookeeper } from './migration-fixtures';
 
 // The mix the rollout must never run: old ZooKeeper-only nodes beside to-only nodes (they share
-// no lease). It cannot be prevented, but a to-only candidate detects it: while it leads on MySQL
-// it looks at ZooKeeper's leader, and the same term there for two leases is an old node (a dual
-// one gives ZooKeeper back within half a lease when it cannot take MySQL). It then steps down,
-// refuses to lead with MIGRATION_CONFLICT, and reports it in health().
+// no lease). A to-only candidate starts no term on MySQL while ZooKeeper shows a leader, and the
+// same ZooKeeper term for a whole lease is an old node (a dual one gives ZooKeeper back within
+// half a lease when it cannot take MySQL): it then refuses to lead with MIGRATION_CONFLICT and
+// reports it in health(). Only an old node started beside a to-only *leader* leads beside it,
+// until that leader finds it.
 //
-// Bound: the old node's term is first seen within half a lease of a to-only renewal, confirmed
-// two leases later, and the next renewal (a third of a lease) gives MySQL back: 4 leases covers
-// that with room for the round trips.
-const DETECT_BOUND_MS = 4 * LEASE_MS;
+// Bound for that case: the old node's term is first seen within a renewal (a third of a lease)
+// plus half a lease, confirmed a lease and up to a renewal later, and the next renewal gives
+// MySQL back: 2.5 leases; 3 leave room for the round trips.
+const DETECT_BOUND_MS = 3 * LEASE_MS;
 
 let zk: ZookeeperServer;
 beforeAll(async () => {
@@ -48,6 +49,37 @@ test(`a to-only leader that finds an old ZooKeeper node leading steps down withi
     // The only overlap is the one it detected, once.
     const report = checkSplitBrain(fleet.history.events);
     expect(report.overlaps.length).toBeLessThanOrEqual(1);
+  } finally {
+    await fleet.close();
+  }
+});
+
+test('to-only candidates started beside an old ZooKeeper leader never lead, report the conflict, and lead once it is gone', async () => {
+  const fleet = new MixedFleet(zk);
+  try {
+    const old = await fleet.add('zookeeper');
+    await waitFor(() => old.isLeader(), 'the old candidate to lead on ZooKeeper', 20_000);
+    fleet.startSampling();
+    const toOnly = [await fleet.add('to-only'), await fleet.add('to-only')];
+
+    const health = await waitFor(
+      () => (toOnly.every((e) => !e.health().ok) ? toOnly[0]!.health() : null),
+      'both to-only candidates to report the conflict',
+      6 * LEASE_MS,
+      10,
+    );
+    expect(health.problem).toMatch(/migration conflict: zookeeper-1 leads on zookeeper/);
+    await delay(2 * LEASE_MS);
+    expect(old.isLeader()).toBe(true);
+    expect(fleet.doubleLeaderSamples).toEqual([]);
+    expect(fleet.history.events.filter((e) => e.kind === 'elected' && e.candidateId.startsWith('to-only'))).toEqual([]);
+
+    await old.stop();
+    await waitFor(() => toOnly.some((e) => e.isLeader()), 'a to-only candidate to lead once the old one is gone', 20_000);
+    expect(toOnly.every((e) => e.health().ok)).toBe(true);
+    const report = checkSplitBrain(fleet.history.events);
+    expect(report.overlaps).toEqual([]);
+    expect(fleet.doubleLeaderSamples).toEqual([]);
   } finally {
     await fleet.close();
   }

@@ -10,6 +10,33 @@ export const MYSQL_URI = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0
 export const SESSION_TIMEOUT_MS = 3000;
 export const LEASE_MS = 1500;
 
+/** A backend on the test's private ZooKeeper, with the tests' session timeout. */
+export function zookeeperBackend(zk: ZookeeperServer): ZookeeperBackend {
+  return new ZookeeperBackend({ connect: zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 });
+}
+
+/** Backends a test file opens call by call; `closeAll()` (in afterEach) closes every one. */
+export class OwnedBackends {
+  private readonly owned: ElectionBackend[] = [];
+
+  keep<T extends ElectionBackend>(backend: T): T {
+    this.owned.push(backend);
+    return backend;
+  }
+
+  zookeeper(zk: ZookeeperServer): ZookeeperBackend {
+    return this.keep(zookeeperBackend(zk));
+  }
+
+  mysql(): MysqlBackend {
+    return this.keep(new MysqlBackend({ uri: MYSQL_URI }));
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.owned.splice(0).map((b) => b.close().catch(() => undefined)));
+  }
+}
+
 /** What a process of the fleet runs: an old binary on plain ZooKeeper, or the migrating backend in a phase. */
 export type NodeKind = 'zookeeper' | MigrationPhase;
 
@@ -28,7 +55,7 @@ export class MixedFleet {
   ) {}
 
   backend(kind: NodeKind): ElectionBackend {
-    const zk = () => new ZookeeperBackend({ connect: this.zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 });
+    const zk = () => zookeeperBackend(this.zk);
     const mysql = () => new MysqlBackend({ uri: MYSQL_URI });
     const backend = kind === 'zookeeper' ? zk() : new MigratingBackend({ from: zk(), to: mysql(), phase: kind });
     this.backends.push(backend);

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CampaignResult, ElectionBackend } from '@conclave/core';
-import { MysqlBackend } from '@conclave/mysql';
-import { ZookeeperBackend } from '@conclave/zookeeper';
 import { MigratingBackend } from '@conclave/migrate';
 import type { ZookeeperServer } from '@conclave/test-harness';
-import { MYSQL_URI, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
+import { OwnedBackends, startTestZookeeper } from './migration-fixtures';
 
 // ZooKeeper raises its token floor, so a migration to ZooKeeper, and a rollback to ZooKeeper-only
 // processes, keep one increasing token sequence even when the other side's tokens are far above
@@ -18,17 +16,11 @@ afterAll(async () => {
   await zk?.close();
 });
 
-const owned: ElectionBackend[] = [];
-afterEach(async () => {
-  await Promise.all(owned.splice(0).map((b) => b.close().catch(() => undefined)));
-});
-const keep = <T extends ElectionBackend>(b: T): T => {
-  owned.push(b);
-  return b;
-};
-const zookeeper = () =>
-  keep(new ZookeeperBackend({ connect: zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 }));
-const mysql = () => keep(new MysqlBackend({ uri: MYSQL_URI }));
+const owned = new OwnedBackends();
+afterEach(() => owned.closeAll());
+const keep = <T extends ElectionBackend>(b: T): T => owned.keep(b);
+const zookeeper = () => owned.zookeeper(zk);
+const mysql = () => owned.mysql();
 const LEASE = 1500;
 // Far above any czxid of the private server.
 const FAR = 10_000_000_000_000;

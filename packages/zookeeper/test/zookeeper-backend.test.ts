@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { createClient, Exception, type Client } from 'node-zookeeper-client';
+import { Exception } from 'node-zookeeper-client';
 import { isConclaveError, type CampaignRequest, type CampaignResult, type ConclaveErrorCode } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { leaderOf } from '@conclave/test-harness';
 import { freePort } from '../../../test-harness/src/servers/free-port';
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
 import { BackendPool } from './zookeeper-fixtures';
+import { RawClients, zkCall } from './raw-clients';
 
 let server: ZookeeperServer | undefined;
 const pool = new BackendPool(() => server!.connect);
-const clients: Client[] = [];
+const rawClients = new RawClients(() => server!.connect);
 const run = randomBytes(3).toString('hex');
 let n = 0;
 const election = (label: string) => `zk-${run}-${label}-${++n}`;
@@ -23,7 +24,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await pool.closeAll();
-  for (const c of clients.splice(0)) c.close();
+  rawClients.closeAll();
 });
 
 afterAll(async () => {
@@ -50,19 +51,6 @@ async function campaignPastFences(backend: ZookeeperBackend, request: CampaignRe
     await new Promise((r) => setTimeout(r, result.leaseRemainingMs! + 5));
   }
   throw new Error('the fences never ended');
-}
-
-function rawClient(connect = server!.connect): Promise<Client> {
-  const client = createClient(connect, { sessionTimeout: 3000 });
-  clients.push(client);
-  return new Promise((resolve) => {
-    client.once('connected', () => resolve(client));
-    client.connect();
-  });
-}
-
-function call<T>(fn: (cb: (err: unknown, value: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
 }
 
 describe('options', () => {
@@ -251,8 +239,8 @@ describe('the candidate queue', () => {
       token: forced.token,
     });
     // The fence went with c's confirmation.
-    const raw = await rawClient();
-    const children = await call<string[]>((cb) => raw.getChildren(`/conclave/${e}`, cb));
+    const raw = await rawClients.open();
+    const children = await zkCall<string[]>((cb) => raw.getChildren(`/conclave/${e}`, cb));
     expect(children.filter((name) => name.startsWith('_f_'))).toEqual([]);
     expect((await a.renew({ election: e, candidateId: 'a', token: ra.token, leaseMs: LEASE })).held).toBe(false);
     // Forcing the leader again changes nothing.
@@ -272,8 +260,8 @@ describe('the candidate queue', () => {
     await b.clearLeader(e); // clears b now: an admin tool's choice, not an error
     await b.clearLeader(e); // nobody left: no effect
     expect(await b.getLeader(e)).toBeNull();
-    const raw = await rawClient();
-    const stat = await call<unknown>((cb) => raw.exists(`/conclave/${e}`, cb));
+    const raw = await rawClients.open();
+    const stat = await zkCall<unknown>((cb) => raw.exists(`/conclave/${e}`, cb));
     expect(stat).not.toBeNull();
     const again = await campaignPastFences(a, { election: e, candidateId: 'a', leaseMs: LEASE });
     expect(leaderOf(again).token).toBeGreaterThan(ra.token);
@@ -300,15 +288,15 @@ describe('connections', () => {
 
   test('a chroot and digest auth: nodes live under the chroot, with CREATOR_ALL_ACL', async () => {
     const chroot = `/chroot-${run}`;
-    const raw = await rawClient();
-    await call<string>((cb) => raw.create(chroot, cb));
+    const raw = await rawClients.open();
+    await zkCall<string>((cb) => raw.create(chroot, cb));
     const e = election('acl');
     const backend = pool.direct({ connect: `${server!.connect}${chroot}`, auth: 'alice:secret', root: '/apps/elect' });
     const r = await backend.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
     expect(r.role).toBe('leader');
-    expect(await call<string[]>((cb) => raw.getChildren(chroot, cb))).toEqual(['apps']);
+    expect(await zkCall<string[]>((cb) => raw.getChildren(chroot, cb))).toEqual(['apps']);
     // Without alice's credentials the nodes the backend made cannot even be listed.
-    const denied = await call<string[]>((cb) => raw.getChildren(`${chroot}/apps/elect`, cb)).catch((err: unknown) => err);
+    const denied = await zkCall<string[]>((cb) => raw.getChildren(`${chroot}/apps/elect`, cb)).catch((err: unknown) => err);
     expect((denied as { getCode(): number }).getCode()).toBe(Exception.NO_AUTH);
     // Another backend with the same credentials sees it.
     const other = pool.direct({ connect: `${server!.connect}${chroot}`, auth: 'alice:secret', root: '/apps/elect' });
@@ -316,14 +304,14 @@ describe('connections', () => {
   });
 
   test('a client passed in is used as is and never closed', async () => {
-    const client = await rawClient();
+    const client = await rawClients.open();
     const backend = new ZookeeperBackend({ client, root: `/passed-${run}` });
     const e = election('passed');
     expect((await backend.campaign({ election: e, candidateId: 'a', leaseMs: LEASE })).role).toBe('leader');
     await backend.close();
     await backend.close();
     // Still open: the session (and its node) outlive the backend.
-    const children = await call<string[]>((cb) => client.getChildren(`/passed-${run}/${e}`, cb));
+    const children = await zkCall<string[]>((cb) => client.getChildren(`/passed-${run}/${e}`, cb));
     expect(children).toHaveLength(1);
   });
 });

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { CreateMode, State, createClient, type Client } from 'node-zookeeper-client';
+import { CreateMode, State, type Client } from 'node-zookeeper-client';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { leaderOf } from '@conclave/test-harness';
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
 import { BackendPool } from './zookeeper-fixtures';
+import { RawClients, zkCall } from './raw-clients';
 
 // A candidate must never hold two nodes in one session: the older one would sit in the queue
 // (possibly at its head) for the whole session, and the candidate would follow itself — it is
@@ -14,7 +15,7 @@ import { BackendPool } from './zookeeper-fixtures';
 
 let server: ZookeeperServer | undefined;
 const pool = new BackendPool(() => server!.connect);
-const clients: Client[] = [];
+const rawClients = new RawClients(() => server!.connect);
 const run = randomBytes(3).toString('hex');
 const root = `/strays-${run}`;
 let n = 0;
@@ -27,38 +28,25 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await pool.closeAll();
-  for (const c of clients.splice(0)) c.close();
+  rawClients.closeAll();
 });
 
 afterAll(async () => {
   await server?.close();
 });
 
-function rawClient(): Promise<Client> {
-  const client = createClient(server!.connect, { sessionTimeout: 3000 });
-  clients.push(client);
-  return new Promise((resolve) => {
-    client.once('connected', () => resolve(client));
-    client.connect();
-  });
-}
-
-function call<T>(fn: (cb: (err: unknown, value: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
-}
-
 /** Creates, in `client`'s session, a protected node for `candidateId` as the backend would name it. */
 async function makeStray(client: Client, e: string, candidateId: string): Promise<string> {
-  await call<string>((cb) => client.mkdirp(`${root}/${e}`, cb));
+  await zkCall<string>((cb) => client.mkdirp(`${root}/${e}`, cb));
   const guid = randomBytes(16).toString('hex');
-  const path = await call<string>((cb) =>
+  const path = await zkCall<string>((cb) =>
     client.create(`${root}/${e}/_c_${guid}-${candidateId}-`, Buffer.from(candidateId), CreateMode.EPHEMERAL_SEQUENTIAL, cb),
   );
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
 async function children(client: Client, e: string, electionRoot = root): Promise<string[]> {
-  return (await call<string[]>((cb) => client.getChildren(`${electionRoot}/${e}`, cb))).sort();
+  return (await zkCall<string[]>((cb) => client.getChildren(`${electionRoot}/${e}`, cb))).sort();
 }
 
 const ofCandidate = (names: string[], id: string) => names.filter((name) => name.includes(`-${id}-`));
@@ -73,7 +61,7 @@ async function waitForState(client: Client, state: State, timeoutMs = 5000): Pro
 
 describe('one node per candidate and session', () => {
   test('a stray node of the candidate at the head of the queue is deleted, and the candidate leads', async () => {
-    const client = await rawClient();
+    const client = await rawClients.open();
     const backend = new ZookeeperBackend({ client, root });
     const e = election('head');
     const stray = await makeStray(client, e, 'a');
@@ -99,7 +87,7 @@ describe('one node per candidate and session', () => {
   });
 
   test('a stray behind the leader is deleted at its next campaign; the term goes on with its token', async () => {
-    const client = await rawClient();
+    const client = await rawClients.open();
     const backend = new ZookeeperBackend({ client, root });
     const e = election('behind');
     const first = await backend.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
@@ -116,7 +104,7 @@ describe('one node per candidate and session', () => {
   });
 
   test('a stray of a follower, ahead of it, is deleted and the follower is told the real leader', async () => {
-    const client = await rawClient();
+    const client = await rawClients.open();
     const backend = new ZookeeperBackend({ client, root });
     const e = election('follower');
     const leader = pool.direct({ root });
@@ -131,8 +119,8 @@ describe('one node per candidate and session', () => {
   });
 
   test('nodes with the same candidate id in another session are left alone', async () => {
-    const mine = await rawClient();
-    const theirs = await rawClient();
+    const mine = await rawClients.open();
+    const theirs = await rawClients.open();
     const backend = new ZookeeperBackend({ client: mine, root });
     const e = election('foreign');
     const foreign = await makeStray(theirs, e, 'a');
@@ -148,7 +136,7 @@ describe('one node per candidate and session', () => {
   });
 
   test('release withdraws every node of the candidate in the session, strays included', async () => {
-    const client = await rawClient();
+    const client = await rawClients.open();
     const backend = new ZookeeperBackend({ client, root });
     const e = election('release');
     const result = await backend.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
@@ -165,7 +153,7 @@ describe('one node per candidate and session', () => {
     // it gave up on still waits for the connection. Here both are sent while the client is
     // disconnected and reach the server together once it reconnects.
     const { backend, proxy } = await pool.proxied({ root });
-    const observer = await rawClient();
+    const observer = await rawClients.open();
     const e = election('overlap');
     const first = await backend.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
     expect(first.role).toBe('leader');
@@ -196,7 +184,7 @@ describe('one node per candidate and session', () => {
 
   test('a campaign the caller gave up on does not run alongside the next one', async () => {
     const { backend, proxy } = await pool.proxied({ root });
-    const observer = await rawClient();
+    const observer = await rawClients.open();
     const e = election('abandoned');
     proxy.cut();
     // Three campaigns sent while disconnected (the core would have given up on the first two).

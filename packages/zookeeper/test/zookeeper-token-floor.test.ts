@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { createClient, type Client, type Stat } from 'node-zookeeper-client';
+import type { Stat } from 'node-zookeeper-client';
 import { leaderOf } from '@conclave/test-harness';
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
 import { BackendPool } from './zookeeper-fixtures';
+import { RawClients, zkCall } from './raw-clients';
 
 // The token floor: a term's token is its node's czxid plus the offset the election node records
 // when the term starts. These tests raise the floor far above the czxids and check that new terms
@@ -11,7 +12,7 @@ import { BackendPool } from './zookeeper-fixtures';
 
 let server: ZookeeperServer | undefined;
 const pool = new BackendPool(() => server!.connect);
-const clients: Client[] = [];
+const rawClients = new RawClients(() => server!.connect);
 const run = randomBytes(3).toString('hex');
 const root = `/floor-${run}`;
 let n = 0;
@@ -24,25 +25,12 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await pool.closeAll();
-  for (const c of clients.splice(0)) c.close();
+  rawClients.closeAll();
 });
 
 afterAll(async () => {
   await server?.close();
 });
-
-function rawClient(): Promise<Client> {
-  const client = createClient(server!.connect, { sessionTimeout: 3000 });
-  clients.push(client);
-  return new Promise((resolve) => {
-    client.once('connected', () => resolve(client));
-    client.connect();
-  });
-}
-
-function call<T>(fn: (cb: (err: unknown, value: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
-}
 
 function zxid(buffer: Buffer): number {
   return Number(Buffer.from(buffer).readBigInt64BE(0));
@@ -176,16 +164,16 @@ describe('ZooKeeper token floor', () => {
   test('an election whose floor was never raised keeps czxid tokens and leaves the election node as it was', async () => {
     const e = election('plain');
     const a = pool.direct({ root });
-    const raw = await rawClient();
+    const raw = await rawClients.open();
     const first = leaderOf(await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE }));
-    const names = await call<string[]>((cb) => raw.getChildren(`${root}/${e}`, cb));
+    const names = await zkCall<string[]>((cb) => raw.getChildren(`${root}/${e}`, cb));
     expect(names).toHaveLength(1);
-    const stat = await call<Stat>((cb) => raw.exists(`${root}/${e}/${names[0]!}`, cb));
+    const stat = await zkCall<Stat>((cb) => raw.exists(`${root}/${e}/${names[0]!}`, cb));
     expect(first.token).toBe(zxid(stat.czxid));
-    const data = await call<Buffer | undefined>((cb) => raw.getData(`${root}/${e}`, cb));
+    const data = await zkCall<Buffer | undefined>((cb) => raw.getData(`${root}/${e}`, cb));
     expect(data?.length ?? 0).toBe(0);
     // The node's data records no offset either: two lines, as before floors existed.
-    const own = await call<Buffer>((cb) => raw.getData(`${root}/${e}/${names[0]!}`, cb));
+    const own = await zkCall<Buffer>((cb) => raw.getData(`${root}/${e}/${names[0]!}`, cb));
     expect(own.toString('utf8').split('\n')).toHaveLength(2);
   });
 

@@ -322,15 +322,17 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       },
     );
 
-    test('the server never hands the lease to another candidate before it ends', async () => {
-      const c = ctx();
-      const election = c.election('no-early');
+    /**
+     * `a` leads, then freezes the moment a renewal is granted, so that lease runs its full length
+     * on the server. Resolves once every call `a` sent has been answered, with when the server's
+     * lease ends at the earliest: the send of `a`'s last granted call plus the grant.
+     */
+    const leadThenFreezeAtGrantedRenewal = async (c: ReturnType<typeof ctx>, election: string) => {
       const aBackend = await c.backend();
       const a = await c.elector(election, 'a', { backend: aBackend });
       await a.start();
       await waitFor(() => a.isLeader(), 'a to lead', c.leaseMs * 10);
       const aToken = a.token!;
-      // a freezes the moment its next renewal is granted: the lease then runs its full length.
       aBackend.hangAfter((call) => call.method === 'renew' && grantOf({ ...call, result: call.answer }) !== null);
       await waitFor(() => aBackend.isHanging, 'a granted renewal', c.leaseMs * 10);
       await c.freeze(aBackend);
@@ -339,14 +341,16 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
         'the calls a sent before the freeze to be answered',
         c.leaseMs * 10,
       );
-      // The server's lease runs at least until the send of a's last granted call plus the grant.
       let leaseEnd = -Infinity;
       for (const call of aBackend.calls) {
         const granted = grantOf(call);
         if (granted !== null) leaseEnd = Math.max(leaseEnd, call.sentAt + granted);
       }
-      const b = await c.backend();
-      // b campaigns without pause from now, through the end of the lease.
+      return { aToken, leaseEnd };
+    };
+
+    /** `b` campaigns without pause until it wins: when it won, with which token, and its last refusal. */
+    const campaignUntilWon = async (c: ReturnType<typeof ctx>, b: ControlledBackend, election: string) => {
       let won: { repliedAt: number; token: number } | null = null;
       let lastRefusalAt = -Infinity;
       const giveUpAt = performance.now() + c.leaseMs * 20 + 30_000;
@@ -360,6 +364,16 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
           await new Promise((r) => setImmediate(r));
         }
       }
+      return { won, lastRefusalAt };
+    };
+
+    test('the server never hands the lease to another candidate before it ends', async () => {
+      const c = ctx();
+      const election = c.election('no-early');
+      const { aToken, leaseEnd } = await leadThenFreezeAtGrantedRenewal(c, election);
+      const b = await c.backend();
+      // b campaigns without pause from now, through the end of the lease.
+      const { won, lastRefusalAt } = await campaignUntilWon(c, b, election);
       expect(won.repliedAt).toBeGreaterThanOrEqual(leaseEnd);
       expect(won.token).toBeGreaterThan(aToken);
       // b was refused in the lease's last stretch: it did try early.
@@ -443,50 +457,21 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
     test.each(adminEndings)('after %s the server hands the lease on only once the revoked lease ended', async (_name, act) => {
       const c = ctx();
       const election = c.election('admin-no-early');
-      const aBackend = await c.backend();
-      const a = await c.elector(election, 'a', { backend: aBackend });
-      await a.start();
-      await waitFor(() => a.isLeader(), 'a to lead', c.leaseMs * 10);
-      const aToken = a.token!;
-      // a freezes the moment its next renewal is granted: the lease then runs its full length.
-      aBackend.hangAfter((call) => call.method === 'renew' && grantOf({ ...call, result: call.answer }) !== null);
-      await waitFor(() => aBackend.isHanging, 'a granted renewal', c.leaseMs * 10);
-      await c.freeze(aBackend);
-      await waitFor(
-        () => aBackend.calls.every((call) => !call.reachedServer || call.deliveredAt !== undefined),
-        'the calls a sent before the freeze to be answered',
-        c.leaseMs * 10,
-      );
-      let leaseEnd = -Infinity;
-      for (const call of aBackend.calls) {
-        const granted = grantOf(call);
-        if (granted !== null) leaseEnd = Math.max(leaseEnd, call.sentAt + granted);
-      }
+      const { aToken, leaseEnd } = await leadThenFreezeAtGrantedRenewal(c, election);
       const b = await c.backend();
       // b is a candidate (ZooKeeper can only force one that campaigns) before the admin call.
       expect((await b.campaign({ election, candidateId: 'b', leaseMs: c.leaseMs })).role).toBe('follower');
       const admin = await c.backend();
       const acted = act(admin, election);
-      let won: { repliedAt: number; token: number } | null = null;
-      let lastRefusalAt = -Infinity;
-      const giveUpAt = performance.now() + c.leaseMs * 20 + 30_000;
+      let outcome: Awaited<ReturnType<typeof campaignUntilWon>>;
       try {
-        while (!won) {
-          const result = await b.campaign({ election, candidateId: 'b', leaseMs: c.leaseMs });
-          const repliedAt = performance.now();
-          if (result.role === 'leader') won = { repliedAt, token: result.token };
-          else {
-            lastRefusalAt = repliedAt;
-            if (repliedAt > giveUpAt) throw new Error('b never got the lease');
-            await new Promise((r) => setImmediate(r));
-          }
-        }
+        outcome = await campaignUntilWon(c, b, election);
       } finally {
         await acted;
       }
-      expect(won.repliedAt).toBeGreaterThanOrEqual(leaseEnd);
-      expect(won.token).toBeGreaterThan(aToken);
-      expect(lastRefusalAt).toBeGreaterThan(leaseEnd - c.leaseMs / 4);
+      expect(outcome.won.repliedAt).toBeGreaterThanOrEqual(leaseEnd);
+      expect(outcome.won.token).toBeGreaterThan(aToken);
+      expect(outcome.lastRefusalAt).toBeGreaterThan(leaseEnd - c.leaseMs / 4);
       await b.release({ election, candidateId: 'b' });
     });
 

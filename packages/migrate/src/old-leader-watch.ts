@@ -1,0 +1,108 @@
+import { performance } from 'node:perf_hooks';
+import type { ElectionBackend, LeaderInfo } from '@conclave/core';
+
+/**
+ * What a `to-only` candidate knows of `from`'s leader, to keep the one forbidden mix — old
+ * `from`-only nodes beside `to-only` nodes, which share no lease — from making two leaders.
+ *
+ * A `to-only` candidate cannot tell an old node from a dual one by its id, but it can by
+ * behaviour. A dual candidate leads only while it holds `to` as well, and one that reaches
+ * `from`'s head while it cannot take `to` gives `from` back at once (or within half a lease, when
+ * `to` does not answer). An old node stays at `from`'s head for as long as it lives. So:
+ *
+ * - `from` showing a leader while `to` is free means an old node, or a dual one passing through
+ *   `from`'s head: a `to-only` candidate does not start a term beside it (it waits).
+ * - the same `from` term seen for a whole lease means an old node: a conflict, reported.
+ *
+ * Looks are made in the background at most every half lease while following or leading, and
+ * one is awaited (briefly) before each new term. Errors and slow answers count as "`from` unknown": `from` may be gone for good
+ * once the migration is over, and then `to-only` candidates lead on `to` alone.
+ */
+export class OldLeaderWatch {
+  /** `from`'s leader as first seen in its present term, by election. */
+  private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
+  /** The last look's outcome and when it ended, by election. */
+  private readonly looks = new Map<string, { at: number; known: boolean }>();
+  /** Looks under way, by election. */
+  private readonly pending = new Map<string, Promise<void>>();
+  /** Elections with a conflict (the message). */
+  private readonly conflicts = new Map<string, string>();
+
+  constructor(
+    private readonly from: ElectionBackend,
+    private readonly toKind: string,
+  ) {}
+
+  /** The conflict found on `election`, if any: an old node has led on `from` for a lease. */
+  conflict(election: string): string | undefined {
+    return this.conflicts.get(election);
+  }
+
+  /** Starts a look at `from`'s leader unless one ended less than half a lease ago. */
+  lookSoon(election: string, leaseMs: number): void {
+    const last = this.looks.get(election);
+    if (this.pending.has(election) || (last && performance.now() - last.at < leaseMs / 2)) return;
+    this.look(election, leaseMs);
+  }
+
+  /**
+   * `from`'s leader before a new term on `to`, from a new look awaited for at most `waitMs`
+   * (unless `from` was found unknown less than half a lease ago: then at once). Resolves to the
+   * leader, null when `from` has none, or undefined when `from` is unknown (it failed or did not
+   * answer in time).
+   */
+  async leaderBeforeTerm(election: string, leaseMs: number, waitMs: number): Promise<LeaderInfo | null | undefined> {
+    const last = this.looks.get(election);
+    if (last && !last.known && performance.now() - last.at < leaseMs / 2) return undefined;
+    const look = this.pending.get(election) ?? this.look(election, leaseMs);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([look, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    if (this.pending.get(election) === look || !this.looks.get(election)?.known) return undefined;
+    return this.sightings.get(election) ?? null;
+  }
+
+  clear(): void {
+    this.sightings.clear();
+    this.looks.clear();
+    this.pending.clear();
+    this.conflicts.clear();
+  }
+
+  private look(election: string, leaseMs: number): Promise<void> {
+    const look = this.from
+      .getLeader(election)
+      .then(
+        (leader) => {
+          this.record(election, leader, leaseMs);
+          return true;
+        },
+        () => false,
+      )
+      .then((known) => {
+        this.looks.set(election, { at: performance.now(), known });
+        if (this.pending.get(election) === look) this.pending.delete(election);
+      });
+    this.pending.set(election, look);
+    return look;
+  }
+
+  private record(election: string, leader: LeaderInfo | null, leaseMs: number): void {
+    const at = performance.now();
+    const seen = this.sightings.get(election);
+    if (!leader) {
+      this.sightings.delete(election);
+      this.conflicts.delete(election);
+    } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
+      this.sightings.set(election, { ...leader, since: at });
+      this.conflicts.delete(election);
+    } else if (at - seen.since >= leaseMs) {
+      this.conflicts.set(
+        election,
+        `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +
+          `taking part in the migration, while to-only candidates campaign on ${this.toKind}; old ${this.from.kind}-only ` +
+          'nodes must not run beside to-only nodes (they share no lease): refusing to lead until it is gone',
+      );
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { performance } from 'node:perf_hooks';
+import { MemoryBackend } from '@conclave/core';
+import { ControlledBackend, delay } from '@conclave/test-harness';
+import { OldLeaderWatch } from '../src/old-leader-watch';
+
+// What a to-only candidate concludes from `from`'s leader (the forbidden-mix guard), on the
+// in-process backend: no leader, a leader, the same term for a lease (a conflict), and a `from`
+// that fails or does not answer (unknown, so the guard never blocks a finished migration).
+const LEASE_MS = 1000;
+const WAIT_MS = 100;
+
+function setup() {
+  const from = new ControlledBackend(new MemoryBackend());
+  return { from, watch: new OldLeaderWatch(from, 'mysql') };
+}
+
+test('reports no leader, then the leader once one campaigns on from', async () => {
+  const { from, watch } = setup();
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+  await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toMatchObject({ candidateId: 'old-1' });
+  expect(watch.conflict('e')).toBeUndefined();
+});
+
+test('finds a conflict only once the same from term has lasted a lease', async () => {
+  const { from, watch } = setup();
+  await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  await delay(LEASE_MS / 2);
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  expect(watch.conflict('e')).toBeUndefined();
+  await delay(LEASE_MS / 2 + 50);
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  expect(watch.conflict('e')).toMatch(/migration conflict: old-1 leads on memory .* to-only candidates campaign on mysql/);
+});
+
+test('a new from term or no leader clears the conflict', async () => {
+  const { from, watch } = setup();
+  const first = await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  await delay(LEASE_MS + 50);
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  expect(watch.conflict('e')).toBeDefined();
+  await from.release({ election: 'e', candidateId: 'old-1', token: first.role === 'leader' ? first.token : 0 });
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+  expect(watch.conflict('e')).toBeUndefined();
+  // A dual candidate passing through from's head: a term seen once is no conflict.
+  await from.campaign({ election: 'e', candidateId: 'dual-2', leaseMs: 10_000 });
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toMatchObject({ candidateId: 'dual-2' });
+  expect(watch.conflict('e')).toBeUndefined();
+});
+
+test('a from that does not answer or fails is unknown, within the wait, and remembered for half a lease', async () => {
+  const { from, watch } = setup();
+  from.hang();
+  let started = performance.now();
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
+  expect(performance.now() - started).toBeLessThan(WAIT_MS + 200);
+  from.unhang();
+  from.failCalls(true);
+  await delay(10);
+  const failing = new OldLeaderWatch(from, 'mysql');
+  expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
+  // Remembered: the next term neither waits on a from known to be down nor asks it again.
+  const asked = from.calls.length;
+  started = performance.now();
+  expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
+  expect(performance.now() - started).toBeLessThan(WAIT_MS);
+  expect(from.calls.length).toBe(asked);
+  // Half a lease later it is asked again.
+  from.failCalls(false);
+  await delay(LEASE_MS / 2 + 50);
+  expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+});
