@@ -104,6 +104,32 @@ export function createMigratingBackend(url: string): MigratingBackend {
   }
 }
 
+/**
+ * The two URLs of `conclave migrate status`: each a plain backend URL (a `migrate:` URL is
+ * `INVALID_URL`: the command reads each side itself), and not the same URL twice (`INVALID_OPTIONS`;
+ * compared up to the scheme's case, `mariadb:` as `mysql:` and a trailing `/`). Before any I/O.
+ */
+export function assertMigrationUrls(fromUrl: string, toUrl: string): void {
+  for (const [flag, url] of [['--from', fromUrl], ['--to', toUrl]] as const) {
+    if (/^\s*migrate:/i.test(url)) {
+      throw new ConclaveError('INVALID_URL', `${flag} must be a plain backend URL, not a migration URL: give the migration's from and to URLs`);
+    }
+  }
+  if (sameUrl(fromUrl, toUrl)) {
+    throw new ConclaveError('INVALID_OPTIONS', `--from and --to name the same backend (${redactUrl(fromUrl.trim())}): a migration moves between two`);
+  }
+}
+
+function sameUrl(a: string, b: string): boolean {
+  const normal = (url: string) =>
+    url
+      .trim()
+      .replace(/^([a-z][a-z0-9+.-]*):/i, (scheme) => scheme.toLowerCase())
+      .replace(/^mariadb:/, 'mysql:')
+      .replace(/\/+$/, '');
+  return normal(a) === normal(b);
+}
+
 /** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */
 export function parseZookeeperUrl(url: string): ConstructorParameters<typeof ZookeeperBackend>[0] {
   const match = /^zookeeper:\/\/(?:([^@/?]*)@)?([^/?]+)(\/[^?]*)?(?:\?(.*))?$/i.exec(url);
