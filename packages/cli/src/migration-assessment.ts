@@ -62,7 +62,7 @@ export function assessMigration(from: SideReading, to: SideReading): MigrationAs
 /** The candidates a side is known to have: its list when it keeps one, else its leader only. */
 function knownCandidates(side: SideReading): string[] {
   if (!side.ok) return [];
-  const ids = [...(side.candidates ?? [])];
+  const ids = [...new Set(side.candidates ?? [])];
   // The two reads of one side are not atomic either: a leader missing from the list still counts.
   if (side.leader && !ids.includes(side.leader.candidateId)) ids.unshift(side.leader.candidateId);
   return ids;
