@@ -23,6 +23,7 @@ interface SideResult {
  * answered, else with the exit code of the first error (the report is printed all the same).
  */
 export async function migrateStatusCommand(parsed: ParsedCommand): Promise<number> {
+  // Everything that can be checked without a server first: flags (parser), name, URLs.
   const election = parsed.election;
   assertElectionName(election);
   assertMigrationUrls(parsed.from!, parsed.to!);
@@ -31,25 +32,21 @@ export async function migrateStatusCommand(parsed: ParsedCommand): Promise<numbe
   let to: ElectionBackend | undefined;
   try {
     to = createBackend(parsed.to!);
-    assertElectionName(election, from.kind);
-    assertElectionName(election, to.kind);
+    // Both at once: a side that does not answer costs its timeout once, not twice.
     const [fromResult, toResult] = await Promise.all([readSide(from, election), readSide(to, election)]);
     const assessment = assessMigration(fromResult.reading, toResult.reading);
     if (parsed.json) writeLine(JSON.stringify(toJson(election, fromResult, toResult, assessment)));
     else printText(election, fromResult, toResult, assessment);
 
-    const failed = (
-      [
-        ['from', fromResult],
-        ['to', toResult],
-      ] as const
-    ).filter(([, r]) => !r.reading.ok);
+    const failed = [
+      { side: 'from', ...fromResult },
+      { side: 'to', ...toResult },
+    ].filter((r) => !r.reading.ok);
     if (failed.length === 0) return EXIT.OK;
-    warnLine(failed.map(([side, r]) => `${side} (${r.kind}) could not be read: ${errorMessage(r.error)}`).join('; '));
-    return exitCodeFor(failed[0]![1].error);
+    warnLine(failed.map((r) => `${r.side} (${r.kind}) could not be read: ${errorMessage(r.error)}`).join('; '));
+    return exitCodeFor(failed[0]!.error);
   } finally {
-    await closeQuietly(from, election, logger);
-    if (to) await closeQuietly(to, election, logger);
+    await Promise.all([closeQuietly(from, election, logger), to && closeQuietly(to, election, logger)]);
   }
 }
 
