@@ -203,7 +203,7 @@ function describeParseError(err: unknown, command: CommandName): string {
 
 // ---- help texts ---------------------------------------------------------------------------
 
-const URLS = `Backend URLs (--backend):
+const URLS = `Backend URLs (--backend; migrate status: --from, --to):
   memory:                                       in this process only (tries, demos)
   mysql://user:pass@host:3306/db[?table=T]      MySQL / MariaDB lease row (also mariadb://)
   redis://[user:pass@]host:6379[/db]            one Redis master (rediss:// for TLS)
