@@ -24,11 +24,7 @@ export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss',
  * before any I/O.
  */
 export function createBackend(url: string): ElectionBackend {
-  if (typeof url !== 'string' || url.trim() === '') {
-    throw new ConclaveError('INVALID_URL', `backend URL must be a non-empty string, got ${describeValue(url)}`);
-  }
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  switch (scheme) {
+  switch (backendScheme(url)) {
     case 'memory':
       if (url !== 'memory:' && url !== 'memory://') {
         throw new ConclaveError('INVALID_URL', `the memory backend takes no settings: use "memory:", got ${describeValue(url)}`);
@@ -44,12 +40,22 @@ export function createBackend(url: string): ElectionBackend {
       return new ZookeeperBackend(parseZookeeperUrl(url));
     case 'migrate':
       return createMigratingBackend(url);
-    default:
-      throw new ConclaveError(
-        'INVALID_URL',
-        `unknown backend URL ${describeValue(redactUrl(url))}: expected one of ${BACKEND_SCHEMES.map((s) => `${s}:`).join(', ')}`,
-      );
   }
+}
+
+/** The URL's scheme, lowercased; `INVALID_URL` unless it is one of `BACKEND_SCHEMES`. */
+export function backendScheme(url: string): (typeof BACKEND_SCHEMES)[number] {
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new ConclaveError('INVALID_URL', `backend URL must be a non-empty string, got ${describeValue(url)}`);
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (!(BACKEND_SCHEMES as readonly string[]).includes(scheme ?? '')) {
+    throw new ConclaveError(
+      'INVALID_URL',
+      `unknown backend URL ${describeValue(redactUrl(url))}: expected one of ${BACKEND_SCHEMES.map((s) => `${s}:`).join(', ')}`,
+    );
+  }
+  return scheme as (typeof BACKEND_SCHEMES)[number];
 }
 
 /** A Redis URL's `tokenClockFloor=true|false` setting becomes the option; the rest is the URL. */
@@ -102,6 +108,33 @@ export function createMigratingBackend(url: string): MigratingBackend {
     void to.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The two URLs of `conclave migrate status`: each a backend URL of a known scheme (`INVALID_URL`
+ * otherwise, checked for both before either backend is built: Redis connects at once), not a
+ * `migrate:` URL (`INVALID_URL`: the command reads each side itself), and not the same URL twice
+ * (`INVALID_OPTIONS`; compared up to the scheme's case, `mariadb:` as `mysql:` and a trailing `/`).
+ */
+export function assertMigrationUrls(fromUrl: string, toUrl: string): void {
+  for (const [flag, url] of [['--from', fromUrl], ['--to', toUrl]] as const) {
+    if (backendScheme(url) === 'migrate') {
+      throw new ConclaveError('INVALID_URL', `${flag} must be a plain backend URL, not a migration URL: give the migration's from and to URLs`);
+    }
+  }
+  if (sameUrl(fromUrl, toUrl)) {
+    throw new ConclaveError('INVALID_OPTIONS', `--from and --to name the same backend (${redactUrl(fromUrl.trim())}): a migration moves between two`);
+  }
+}
+
+function sameUrl(a: string, b: string): boolean {
+  const normal = (url: string) =>
+    url
+      .trim()
+      .replace(/^([a-z][a-z0-9+.-]*):/i, (scheme) => scheme.toLowerCase())
+      .replace(/^mariadb:/, 'mysql:')
+      .replace(/\/+$/, '');
+  return normal(a) === normal(b);
 }
 
 /** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cli-errors';
 
-export const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'demo'] as const;
+export const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'migrate', 'demo'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -9,6 +9,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 type OptionName =
   | 'backend'
+  | 'from'
+  | 'to'
   | 'election'
   | 'id'
   | 'lease-ms'
@@ -26,6 +28,8 @@ interface OptionSpec {
 
 const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   backend: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   election: { type: 'string' },
   id: { type: 'string' },
   'lease-ms': { type: 'string' },
@@ -47,14 +51,25 @@ const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
   watch: [...CONNECTION, 'json', 'interval-ms'],
   force: [...CONNECTION, 'leader', 'lease-ms'],
   clear: [...CONNECTION],
+  migrate: ['from', 'to', 'election', 'json', 'log-level', 'help'],
   demo: ['lease-ms', 'help'],
 };
+
+/** The subcommands of `conclave migrate`. */
+export const MIGRATE_SUBCOMMANDS = ['status'] as const;
+export type MigrateSubcommand = (typeof MIGRATE_SUBCOMMANDS)[number];
 
 /** Options of one command after parsing; numbers are validated positive integers. */
 export interface ParsedCommand {
   command: CommandName;
   help: boolean;
   backend?: string;
+  /** `migrate` only: the subcommand (the first argument after `migrate`). */
+  subcommand?: MigrateSubcommand;
+  /** `migrate` only: the backend URL the election moves from. */
+  from?: string;
+  /** `migrate` only: the backend URL the election moves to. */
+  to?: string;
   election?: string;
   id?: string;
   leaseMs?: number;
@@ -105,6 +120,14 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
   };
   if (parsed.help) return parsed;
 
+  if (command === 'migrate') {
+    const sub = positionals.shift();
+    if (sub === undefined) throw new UsageError('"migrate" needs a subcommand, as in: conclave migrate status …', command);
+    if (!(MIGRATE_SUBCOMMANDS as readonly string[]).includes(sub)) {
+      throw new UsageError(`unknown migrate subcommand "${sub}" (known: ${MIGRATE_SUBCOMMANDS.join(', ')})`, command);
+    }
+    parsed.subcommand = sub as MigrateSubcommand;
+  }
   if (positionals.length > 0) {
     const hint = command === 'run' ? ': put the command after "--", as in: conclave run … -- CMD ARGS' : '';
     throw new UsageError(`unexpected argument "${positionals[0]}" for "${command}"${hint}`, command);
@@ -132,6 +155,8 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
   };
 
   parsed.backend = str('backend');
+  parsed.from = str('from');
+  parsed.to = str('to');
   parsed.election = str('election');
   parsed.id = str('id');
   parsed.leader = str('leader');
@@ -146,7 +171,11 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
     parsed.logLevel = level as LogLevel;
   }
 
-  if (command !== 'demo') {
+  if (command === 'migrate') {
+    if (parsed.from === undefined) throw new UsageError('"migrate status" needs --from URL', command);
+    if (parsed.to === undefined) throw new UsageError('"migrate status" needs --to URL', command);
+    if (parsed.election === undefined) throw new UsageError('"migrate status" needs --election NAME', command);
+  } else if (command !== 'demo') {
     if (parsed.backend === undefined) throw new UsageError(`"${command}" needs --backend URL`, command);
     if (parsed.election === undefined) throw new UsageError(`"${command}" needs --election NAME`, command);
   }
@@ -174,7 +203,7 @@ function describeParseError(err: unknown, command: CommandName): string {
 
 // ---- help texts ---------------------------------------------------------------------------
 
-const URLS = `Backend URLs (--backend):
+const URLS = `Backend URLs (--backend; migrate status: --from, --to):
   memory:                                       in this process only (tries, demos)
   mysql://user:pass@host:3306/db[?table=T]      MySQL / MariaDB lease row (also mariadb://)
   redis://[user:pass@]host:6379[/db]            one Redis master (rediss:// for TLS)
@@ -193,6 +222,7 @@ server error), 2 usage or configuration error (bad flag, missing argument, inval
 export const TOOL_HELP = `conclave — leader election from the command line
 
 Usage: conclave COMMAND --backend URL --election NAME [options]
+       conclave migrate status --from URL --to URL --election NAME [--json]
        conclave COMMAND --help
        conclave --version
 
@@ -203,6 +233,7 @@ Commands:
   watch           print each change of leader until SIGINT/SIGTERM
   force           make --leader ID the leader now (admin)
   clear           remove the current leader's lease, so a new election starts (admin)
+  migrate status  an election moving between two backends: who leads on each side, which step is safe next
   demo            three candidates on the in-memory backend: hand-over and crash, timed
 
 ${URLS}
@@ -319,6 +350,37 @@ never lead together. Tokens are not reset: the next leader's token is still grea
 
 Options:
 ${COMMON}
+
+${URLS}
+
+${EXIT_CODES}
+`,
+  migrate: `Usage: conclave migrate status --from URL --to URL --election NAME [--json]
+
+For an election moving between backends with @conclave/migrate (old processes on --from, then
+dual, then to-only): reads each side and prints who leads there (id and token, or none), its
+candidates when the backend lists them (not MySQL), each candidate's phase, and one "next:" line
+saying which step is safe next and why.
+
+Phases are inferred from the two reads, which are not taken at the same instant: seen on both
+sides = dual; on --to only = to-only; on --from only = from (an old process, or a dual one waiting
+in from's queue: a dual candidate campaigns on --to only once at the head of --from). Where a side
+cannot list candidates, only its leader is known.
+
+With --json, one object:
+  {"election":…,"from":{"backend":…,"leaderId":…|null,"token":…|null,"candidates":[…]|null,
+   "error":null|{"code":…,"message":…}},"to":{…same…},"candidates":[{"id":…,"phase":…}],
+   "next":{"safe":"to-only"|"dual"|"wait"|"none","situation":…,"reason":…}}
+Exits 0 when both sides answered; 1 when a side could not be read (the report is printed all the
+same and says that no step is safe until it answers).
+
+Options:
+  --from URL           the backend the election moves from (a backend URL, not migrate:) [required]
+  --to URL             the backend the election moves to (another backend URL)          [required]
+  --election NAME      the election's name: letters, digits, . _ : -    [required]
+  --json               one JSON object instead of text
+  --log-level LEVEL    debug|info|warn|error; logs go to stderr          [default: warn]
+  -h, --help           this help
 
 ${URLS}
 

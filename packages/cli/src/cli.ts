@@ -5,6 +5,7 @@ import { EXIT, UsageError, errorLine, exitCodeFor } from './cli-errors';
 import { writeLine } from './cli-context';
 import { clearCommand, forceCommand, statusCommand, watchCommand } from './commands/admin';
 import { campaignCommand } from './commands/campaign';
+import { migrateCommand } from './commands/migrate';
 import { runCommand } from './commands/run';
 import { runDemo } from './demo';
 
@@ -21,6 +22,7 @@ const HANDLERS: Record<CommandName, (parsed: ParsedCommand) => Promise<number>> 
   watch: watchCommand,
   force: forceCommand,
   clear: clearCommand,
+  migrate: migrateCommand,
   demo: async (parsed) => {
     await runDemo({ leaseMs: parsed.leaseMs });
     return EXIT.OK;

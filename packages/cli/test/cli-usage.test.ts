@@ -5,7 +5,7 @@ import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, uniqu
 beforeAll(assertBuilt);
 afterEach(killAll);
 
-const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'demo'];
+const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'migrate', 'demo'];
 
 describe('conclave help and version', () => {
   test('--version prints the package version', async () => {
@@ -57,6 +57,17 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
     ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
     ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /safetyMarginMs|leaseMs/],
+    ['migrate without a subcommand', ['migrate', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /"migrate" needs a subcommand/],
+    ['an unknown migrate subcommand', ['migrate', 'start', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /unknown migrate subcommand "start"/],
+    ['migrate status without --from', ['migrate', 'status', '--to', 'memory:', '--election', election], /needs --from URL/],
+    ['migrate status without --to', ['migrate', 'status', '--from', REDIS_URL, '--election', election], /needs --to URL/],
+    ['migrate status without --election', ['migrate', 'status', '--from', REDIS_URL, '--to', 'memory:'], /needs --election NAME/],
+    ['migrate status with --backend', ['migrate', 'status', '--backend', REDIS_URL, '--from', REDIS_URL, '--to', 'memory:', '--election', election], /unknown option --backend/],
+    ['migrate status with a bad election name', ['migrate', 'status', '--from', REDIS_URL, '--to', 'memory:', '--election', 'a/b c'], /election name/],
+    ['migrate status with the same URL twice', ['migrate', 'status', '--from', 'mysql://root@127.0.0.1:1/test', '--to', 'mariadb://root@127.0.0.1:1/test/', '--election', election], /--from and --to name the same backend/],
+    ['migrate status with a migration URL as --from', ['migrate', 'status', '--from', 'migrate:dual?from=memory%3A&to=redis%3A%2F%2F127.0.0.1%3A1', '--to', REDIS_URL, '--election', election], /--from must be a plain backend URL/],
+    ['migrate status with a migration URL as --to', ['migrate', 'status', '--from', REDIS_URL, '--to', 'MIGRATE:to-only?from=memory%3A&to=redis%3A%2F%2F127.0.0.1%3A1', '--election', election], /--to must be a plain backend URL/],
+    ['migrate status with an unknown URL scheme', ['migrate', 'status', '--from', REDIS_URL, '--to', 'postgres://localhost/db', '--election', election], /unknown backend URL/],
     ['a grace period longer than the lease allows', ['run', '--backend', 'memory:', '--election', election, '--lease-ms', '1500', '--grace-ms', '5000', '--', 'true'], /--grace-ms 5000 is too long/],
   ];
 
@@ -64,6 +75,23 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     const r = await runConclave(args);
     expect(r.code).toBe(2);
     expect(expectOneErrorLine(r)).toMatch(message);
+  });
+});
+
+describe('conclave migrate status: passwords never appear', () => {
+  test('the same URL twice is reported with the password hidden', async () => {
+    const url = 'mysql://app:hunter2-secret@127.0.0.1:1/test';
+    const r = await runConclave(['migrate', 'status', '--from', url, '--to', url, '--election', uniqueElection()]);
+    expect(r.code).toBe(2);
+    const line = expectOneErrorLine(r);
+    expect(line).toContain('mysql://app:***@127.0.0.1:1/test');
+    expect(line).not.toContain('hunter2-secret');
+  });
+
+  test('an unknown scheme in --to is reported with the password hidden', async () => {
+    const r = await runConclave(['migrate', 'status', '--from', 'memory:', '--to', 'postgres://app:hunter2-secret@db/x', '--election', uniqueElection()]);
+    expect(r.code).toBe(2);
+    expect(expectOneErrorLine(r)).not.toContain('hunter2-secret');
   });
 });
 
