@@ -240,7 +240,11 @@ export class Elector {
     return first;
   }
 
-  /** Stops campaigning and releases leadership at once if held. Idempotent; never rejects. */
+  /**
+   * Stops campaigning and releases leadership at once if held. Idempotent; never rejects. The
+   * role turns `stopped` when this is called (a leader goes from `leader` straight to `stopped`;
+   * `revoked$` reports `stopped`); the promise resolves once the release has returned.
+   */
   stop(): Promise<void> {
     if (this.stopping) return this.stopping;
     if (this.role === 'stopped') return Promise.resolve();
@@ -532,16 +536,19 @@ export class Elector {
     this.duplicateLeader = duplicate;
   }
 
-  /** Ends the current term locally, at once: isLeader() is false when this returns. */
-  private revoke(reason: RevokeReason, leaderId: string | null = null): void {
+  /**
+   * Ends the current term locally, at once: isLeader() is false when this returns. `next` is the
+   * role that follows: `stopped` for stop(), so that state$ goes from leader straight to stopped.
+   */
+  private revoke(reason: RevokeReason, leaderId: string | null = null, next: 'follower' | 'stopped' = 'follower'): void {
     const term = this.term;
     if (this.role !== 'leader' || !term) return;
     this.epoch++;
-    this.role = 'follower';
+    this.role = next;
     this.term = null;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
-    this.publish({ role: 'follower', leaderId, token: null, reason });
+    this.publish({ role: next, leaderId, token: null, reason });
     const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
     log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
     term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
@@ -569,13 +576,16 @@ export class Elector {
 
   private async shutDown(): Promise<void> {
     const token = this.term?.token ?? null;
-    if (this.role === 'leader') this.revoke('stopped');
+    if (this.role === 'leader') this.revoke('stopped', null, 'stopped');
     this.role = 'stopped';
     this.epoch++;
     this.clearStepTimer();
     this.unobserveLease?.();
     this.unobserveLease = null;
     this.resolveFirstOutcome();
+    // The role changes when stop() is called, not when the release returns: nothing campaigns
+    // from here on, and waiters (waitForLeadership) learn it at once.
+    this.publish({ role: 'stopped', leaderId: null, token: null });
     // Release before unwatching: a backend may tie its wake-up channel to the subscription, and
     // followers should be woken by the release itself.
     await this.releaseExclusive(token);
@@ -583,7 +593,6 @@ export class Elector {
     this.unwatch = null;
     this.holdOffUntil = 0;
     this.duplicateLeader = null;
-    this.publish({ role: 'stopped', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign stopped');
   }
 
