@@ -8,6 +8,7 @@ import { electorMetrics, type ElectorMetrics } from './metrics';
 import { GridTimers, gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
+import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
 
@@ -303,6 +304,26 @@ export class Elector {
     return () => {
       this.tasks.delete(task);
     };
+  }
+
+  /**
+   * Resolves with this term's `{ token, signal }` once this candidate leads — at once if it does
+   * (`signal` aborts when the term ends, as for `whileLeader`). Waits through `pause()`. Rejects
+   * with a `ConclaveError`: `INVALID_OPTIONS` for bad options (nothing else happens), `ABORTED`
+   * when `options.signal` aborts, `TIMEOUT` after `options.timeoutMs` (0: look once), `STOPPED`
+   * when the Elector is stopped — already when called (call `start()` first; it need not have
+   * resolved), or by `stop()` meanwhile. Leaves no timer or listener behind on any path.
+   */
+  waitForLeadership(options?: WaitForLeadershipOptions): Promise<LeaseContext> {
+    return waitForLeadership<LeaseContext>(
+      {
+        election: this.election,
+        current: () => (this.isLeader() ? { token: this.term!.token, signal: this.term!.controller.signal } : null),
+        stopped: () => this.role === 'stopped',
+        changes: this.state$,
+      },
+      options,
+    );
   }
 
   // ---- the loop -------------------------------------------------------------------------

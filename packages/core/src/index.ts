@@ -19,6 +19,8 @@ export type {
   LeaderTask,
   ElectorHealth,
 } from './elector';
+export { MAX_TIMER_MS } from './wait-for-leadership';
+export type { WaitForLeadershipOptions } from './wait-for-leadership';
 export { installShutdownHook } from './shutdown-hook';
 export type { ShutdownHookOptions } from './shutdown-hook';
 export { electorMetrics } from './metrics';
