@@ -9,6 +9,7 @@ import { GridTimers, gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
+import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
 
@@ -324,6 +325,21 @@ export class Elector {
       },
       options,
     );
+  }
+
+  /**
+   * A scheduled job that one host of many runs: starts campaigning; if elected within
+   * `waitMs` (default 0: the first campaign decides) runs `task({ token, signal })` once, keeps
+   * the lease until `holdAtLeastMs` after the task started (so candidates firing a little later
+   * find it taken), then stops (releasing) and resolves `{ ran: true, result }`. Not elected in
+   * time: stops and resolves `{ ran: false }`. The Elector is stopped whenever this settles.
+   * A task that throws holds just the same, then its error is rethrown. The term ending (lease
+   * lost) or `options.signal` aborting aborts the task's `signal` and skips the hold; an abort
+   * before the election rejects with `ABORTED`, a `stop()` meanwhile with `STOPPED`. Bad options
+   * reject with `INVALID_OPTIONS` before anything else.
+   */
+  runOnce<T>(task: OnceTask<T>, options?: RunOnceOptions): Promise<RunOnceResult<T>> {
+    return runOnce(this, task, options);
   }
 
   // ---- the loop -------------------------------------------------------------------------

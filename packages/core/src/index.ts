@@ -21,6 +21,8 @@ export type {
 } from './elector';
 export { MAX_TIMER_MS } from './wait-for-leadership';
 export type { WaitForLeadershipOptions } from './wait-for-leadership';
+export { runOnce } from './run-once';
+export type { OnceTask, RunOnceOptions, RunOnceResult } from './run-once';
 export { installShutdownHook } from './shutdown-hook';
 export type { ShutdownHookOptions } from './shutdown-hook';
 export { electorMetrics } from './metrics';
