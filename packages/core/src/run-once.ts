@@ -51,7 +51,12 @@ export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: R
     const left = Math.max(0, Math.round(waitMs - (performance.now() - startedAt)));
     lease = await elector.waitForLeadership({ timeoutMs: left, signal });
   } catch (err) {
+    // Not elected because the backend did not answer is not "another candidate has it".
+    const unanswered = elector.health().consecutiveFailures > 0;
     await elector.stop();
+    if (isConclaveError(err, 'TIMEOUT') && unanswered) {
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'not elected: the backend did not answer the last campaign', { election, cause: err });
+    }
     if (isConclaveError(err, 'TIMEOUT')) return { ran: false };
     throw err;
   }

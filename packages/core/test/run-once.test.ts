@@ -146,3 +146,18 @@ describe('Elector.runOnce', () => {
     expect(await new MemoryBackend({ store }).getLeader('once')).toBeNull();
   });
 });
+
+describe('Elector.runOnce with a backend that does not answer', () => {
+  test('not elected because the campaign failed rejects with BACKEND_UNAVAILABLE instead of ran:false', async () => {
+    const backend = new MemoryBackend();
+    backend.campaign = () => Promise.reject(new ConclaveError('BACKEND_UNAVAILABLE', 'connection refused'));
+    const a = new Elector({ backend, election: 'once-down', candidateId: 'a', leaseMs: LEASE_MS });
+    let ran = false;
+    const err = await a.runOnce(() => {
+      ran = true;
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+    expect(ran).toBe(false);
+    expect(a.state.role).toBe('stopped');
+  });
+});
