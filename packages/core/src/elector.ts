@@ -329,11 +329,12 @@ export class Elector {
 
   /**
    * A scheduled job that one host of many runs: starts campaigning; if elected within
-   * `waitMs` (default 0: the first campaign decides) runs `task({ token, signal })` once, keeps
+   * `waitMs` (default 0: the first campaign the backend answers decides) runs `task({ token, signal })` once, keeps
    * the lease until `holdAtLeastMs` after the task started (so candidates firing a little later
    * find it taken), then stops (releasing) and resolves `{ ran: true, result }`. Not elected in
-   * time: stops and resolves `{ ran: false }` — or rejects with `BACKEND_UNAVAILABLE` when the
-   * last campaign got no answer, as nobody may lead. The Elector is stopped whenever this settles.
+   * time: stops and resolves `{ ran: false }`. Failed campaigns are tried again for up to a lease
+   * past `waitMs`; if none is answered it rejects with `BACKEND_UNAVAILABLE`, as nobody may lead.
+   * The Elector is stopped whenever this settles.
    * A task that throws holds just the same, then its error is rethrown. The term ending (lease
    * lost) or `options.signal` aborting aborts the task's `signal` and skips the hold; an abort
    * before the election rejects with `ABORTED`, a `stop()` meanwhile with `STOPPED`. Bad options

@@ -7,7 +7,8 @@ import { assertDelayMs, assertSignal } from './wait-for-leadership';
 
 export interface RunOnceOptions {
   /**
-   * How long to try to be elected, ms. 0 (the default) tries once: the first campaign decides.
+   * How long to try to be elected, ms. 0 (the default) tries once: the first campaign the
+   * backend answers decides (a campaign that failed is tried again, for up to a lease).
    * A longer wait also covers a winner that dies before its task ran (it takes up to a lease).
    */
   waitMs?: number;
@@ -28,6 +29,39 @@ export type RunOnceResult<T> = { ran: true; result: T } | { ran: false };
 
 export type OnceTask<T> = (lease: LeaseContext) => Promise<T> | T;
 
+/** How often to look whether a failed campaign has been answered since, ms. */
+const ANSWER_POLL_MS = 50;
+
+/**
+ * Starts the Elector and waits up to `waitMs` to lead: the term, or `null` when the backend
+ * answered that another candidate leads. A campaign that failed does not decide: it is tried
+ * again (the Elector backs off) until one is answered, for up to a lease past `waitMs`; then
+ * `BACKEND_UNAVAILABLE`, since nobody may lead.
+ */
+async function campaignFor(elector: Elector, waitMs: number, signal: AbortSignal | undefined): Promise<LeaseContext | null> {
+  const startedAt = performance.now();
+  const waitUntil = startedAt + waitMs;
+  const answerBy = waitUntil + elector.options.leaseMs;
+  const unanswered = () => elector.health().consecutiveFailures > 0;
+  await elector.start();
+  for (;;) {
+    const now = performance.now();
+    const timeoutMs = unanswered() ? Math.min(ANSWER_POLL_MS, answerBy - now) : waitUntil - now;
+    try {
+      return await elector.waitForLeadership({ timeoutMs: Math.max(0, Math.ceil(timeoutMs)), signal });
+    } catch (err) {
+      if (!isConclaveError(err, 'TIMEOUT')) throw err;
+    }
+    const after = performance.now();
+    if (!unanswered() && after >= waitUntil) return null;
+    if (unanswered() && after >= answerBy) {
+      throw new ConclaveError('BACKEND_UNAVAILABLE', 'not elected: no campaign was answered by the backend', {
+        election: elector.election,
+      });
+    }
+  }
+}
+
 /**
  * Campaigns, and if elected within `waitMs` runs `task` once, holds the lease until
  * `holdAtLeastMs` after the task started, releases and resolves `{ ran: true, result }`;
@@ -43,36 +77,31 @@ export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: R
   assertSignal(signal, election);
   if (signal?.aborted) throw new ConclaveError('ABORTED', 'runOnce was aborted', { election, cause: signal.reason });
 
-  const startedAt = performance.now();
-  let lease: LeaseContext;
+  let found: LeaseContext | null;
   try {
-    await elector.start();
-    // The first campaign has had its answer; what is left of the wait is for later ones.
-    const left = Math.max(0, Math.round(waitMs - (performance.now() - startedAt)));
-    lease = await elector.waitForLeadership({ timeoutMs: left, signal });
+    found = await campaignFor(elector, waitMs, signal);
   } catch (err) {
-    // Not elected because the backend did not answer is not "another candidate has it".
-    const unanswered = elector.health().consecutiveFailures > 0;
     await elector.stop();
-    if (isConclaveError(err, 'TIMEOUT') && unanswered) {
-      throw new ConclaveError('BACKEND_UNAVAILABLE', 'not elected: the backend did not answer the last campaign', { election, cause: err });
-    }
-    if (isConclaveError(err, 'TIMEOUT')) return { ran: false };
     throw err;
   }
+  if (found === null) {
+    await elector.stop();
+    return { ran: false };
+  }
+  const term = found;
 
   // The task's signal: the term's, and the caller's.
   const controller = new AbortController();
-  const onTermEnd = () => controller.abort(lease.signal.reason);
+  const onTermEnd = () => controller.abort(term.signal.reason);
   const onAbort = () => controller.abort(signal!.reason);
-  lease.signal.addEventListener('abort', onTermEnd, { once: true });
+  term.signal.addEventListener('abort', onTermEnd, { once: true });
   signal?.addEventListener('abort', onAbort, { once: true });
-  if (lease.signal.aborted) onTermEnd();
+  if (term.signal.aborted) onTermEnd();
   try {
     const taskStartedAt = performance.now();
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
-      outcome = { ok: true, value: await task({ token: lease.token, signal: controller.signal }) };
+      outcome = { ok: true, value: await task({ token: term.token, signal: controller.signal }) };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -86,7 +115,7 @@ export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: R
     if (!outcome.ok) throw outcome.error;
     return { ran: true, result: outcome.value };
   } finally {
-    lease.signal.removeEventListener('abort', onTermEnd);
+    term.signal.removeEventListener('abort', onTermEnd);
     signal?.removeEventListener('abort', onAbort);
     await elector.stop();
   }

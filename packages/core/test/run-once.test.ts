@@ -148,7 +148,17 @@ describe('Elector.runOnce', () => {
 });
 
 describe('Elector.runOnce with a backend that does not answer', () => {
-  test('not elected because the campaign failed rejects with BACKEND_UNAVAILABLE instead of ran:false', async () => {
+  test('with waitMs 0, a campaign that failed does not decide: the one answered next does', async () => {
+    const backend = new MemoryBackend();
+    const campaign = backend.campaign.bind(backend);
+    let calls = 0;
+    backend.campaign = (request) => (++calls === 1 ? Promise.reject(new ConclaveError('BACKEND_UNAVAILABLE', 'deadlock')) : campaign(request));
+    const a = new Elector({ backend, election: 'once-retry', candidateId: 'a', leaseMs: LEASE_MS });
+    expect(await a.runOnce(() => 'ran', { waitMs: 0 })).toEqual({ ran: true, result: 'ran' });
+    expect(calls).toBeGreaterThanOrEqual(2);
+  });
+
+  test('no campaign answered within a lease past waitMs rejects with BACKEND_UNAVAILABLE instead of ran:false', async () => {
     const backend = new MemoryBackend();
     backend.campaign = () => Promise.reject(new ConclaveError('BACKEND_UNAVAILABLE', 'connection refused'));
     const a = new Elector({ backend, election: 'once-down', candidateId: 'a', leaseMs: LEASE_MS });
