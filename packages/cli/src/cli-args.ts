@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cli-errors';
+import { parseDuration } from './duration';
 
 export const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'demo'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -17,6 +18,9 @@ type OptionName =
   | 'interval-ms'
   | 'leader'
   | 'log-level'
+  | 'once'
+  | 'wait'
+  | 'hold-at-least'
   | 'help';
 
 interface OptionSpec {
@@ -34,6 +38,9 @@ const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   'interval-ms': { type: 'string' },
   leader: { type: 'string' },
   'log-level': { type: 'string' },
+  once: { type: 'boolean' },
+  wait: { type: 'string' },
+  'hold-at-least': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -42,7 +49,7 @@ const CONNECTION: OptionName[] = ['backend', 'election', 'log-level', 'help'];
 /** Which options each command accepts; anything else is a usage error. */
 const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
   campaign: [...CONNECTION, 'id', 'lease-ms', 'json'],
-  run: [...CONNECTION, 'id', 'lease-ms', 'grace-ms'],
+  run: [...CONNECTION, 'id', 'lease-ms', 'grace-ms', 'once', 'wait', 'hold-at-least'],
   status: [...CONNECTION, 'json'],
   watch: [...CONNECTION, 'json', 'interval-ms'],
   force: [...CONNECTION, 'leader', 'lease-ms'],
@@ -63,6 +70,10 @@ export interface ParsedCommand {
   leader?: string;
   json: boolean;
   logLevel: LogLevel;
+  /** `run --once`: run CMD at most once (a scheduled job), with `waitMs` and `holdAtLeastMs`. */
+  once: boolean;
+  waitMs?: number;
+  holdAtLeastMs?: number;
   /** `run` only: CMD and its arguments (everything after `--`). */
   argv: string[];
 }
@@ -101,6 +112,7 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
     help: values.help === true,
     json: values.json === true,
     logLevel: 'warn',
+    once: values.once === true,
     argv: rest,
   };
   if (parsed.help) return parsed;
@@ -138,6 +150,16 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
   parsed.leaseMs = int('lease-ms');
   parsed.graceMs = int('grace-ms');
   parsed.intervalMs = int('interval-ms');
+  const duration = (name: OptionName) => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    if (!parsed.once) throw new UsageError(`--${name} goes with --once`, command);
+    const d = parseDuration(v);
+    if ('error' in d) throw new UsageError(`--${name} ${d.error}, got "${v}"`, command);
+    return d.ms;
+  };
+  parsed.waitMs = duration('wait');
+  parsed.holdAtLeastMs = duration('hold-at-least');
   const level = str('log-level');
   if (level !== undefined) {
     if (!(LOG_LEVELS as readonly string[]).includes(level)) {
@@ -199,6 +221,7 @@ Usage: conclave COMMAND --backend URL --election NAME [options]
 Commands:
   campaign        campaign for leadership until SIGINT/SIGTERM; print each change (--json: JSON lines)
   run -- CMD …    run CMD only while this process leads; stop it when leadership is lost
+  run --once …    a scheduled job on several hosts: the one elected runs CMD once
   status          print the current leader, its fencing token and the candidates
   watch           print each change of leader until SIGINT/SIGTERM
   force           make --leader ID the leader now (admin)
@@ -233,6 +256,7 @@ ${URLS}
 ${EXIT_CODES}
 `,
   run: `Usage: conclave run --backend URL --election NAME [--id ID] [--lease-ms N] [--grace-ms N] -- CMD [ARGS…]
+       conclave run --once [--wait DURATION] [--hold-at-least DURATION] --backend URL --election NAME … -- CMD [ARGS…]
 
 Runs CMD only while this process leads the election: CMD starts when this process is elected,
 gets SIGTERM the moment leadership is lost (SIGKILL after the grace period), and starts again on
@@ -257,12 +281,20 @@ ${COMMON}
   --grace-ms N         time between SIGTERM and SIGKILL, ms
                        [default and maximum: (lease − renew interval − safety margin) / 2,
                         and at most 5000 by default: 3233 for the default lease]
+  --once               a scheduled job (cron, a timer) fired on several hosts: campaign for up to
+                       --wait; if elected run CMD once, keep the lease until --hold-at-least after
+                       CMD started, release, and exit with CMD's code; if not, exit 75
+  --wait DURATION      --once: how long to try to be elected; 0 tries once    [default: 0]
+  --hold-at-least DURATION
+                       --once: keep the lease this long after CMD started, so hosts that fire a
+                       little later find it taken                                 [default: 0]
+  DURATION is 0 or a number with a unit: 500ms, 30s, 2m, 1h.
 
 ${URLS}
 
-Exit codes: 0 stopped by SIGINT/SIGTERM; CMD's own code when CMD exits by itself while leading;
-1 backend error at start-up; 2 usage or configuration error; 126 CMD not executable; 127 CMD not
-found; 130 second signal (forced exit).
+Exit codes: 0 stopped by SIGINT/SIGTERM; CMD's own code when CMD exits by itself while leading
+(--once: whenever CMD ran); 1 backend error; 2 usage or configuration error; 75 --once: not
+elected, CMD did not run here; 126 CMD not executable; 127 CMD not found; 130 second signal.
 `,
   status: `Usage: conclave status --backend URL --election NAME [--json]
 

@@ -8,6 +8,11 @@ export const EXIT = {
   BACKEND: 1,
   /** Usage or configuration error: bad flags, missing arguments, invalid URL, name or option. */
   USAGE: 2,
+  /**
+   * `run --once`: another candidate leads, so CMD did not run here (75 is EX_TEMPFAIL in
+   * sysexits.h: try again later).
+   */
+  NOT_ELECTED: 75,
   /** `run`: CMD could not be executed (permission denied, not executable). */
   CANNOT_EXECUTE: 126,
   /** `run`: CMD was not found. */

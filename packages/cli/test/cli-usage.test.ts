@@ -57,6 +57,10 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
     ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
     ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /safetyMarginMs|leaseMs/],
+    ['--wait without --once', ['run', '--backend', 'memory:', '--election', election, '--wait', '5s', '--', 'true'], /--wait goes with --once/],
+    ['a --hold-at-least without a unit', ['run', '--once', '--backend', 'memory:', '--election', election, '--hold-at-least', '30', '--', 'true'], /--hold-at-least needs a unit, as in 30s/],
+    ['a --wait that is no duration', ['run', '--once', '--backend', 'memory:', '--election', election, '--wait', 'soon', '--', 'true'], /--wait must be a duration/],
+    ['--once on campaign', ['campaign', '--backend', 'memory:', '--election', election, '--once'], /unknown option --once/],
     ['a grace period longer than the lease allows', ['run', '--backend', 'memory:', '--election', election, '--lease-ms', '1500', '--grace-ms', '5000', '--', 'true'], /--grace-ms 5000 is too long/],
   ];
 
@@ -113,6 +117,12 @@ describe('conclave on the in-memory backend', () => {
     const r = await runConclave(['run', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'echo "token=$CONCLAVE_TOKEN"; exit 7']);
     expect(r.code).toBe(7);
     expect(r.stdout).toMatch(/^token=\d+$/m);
+  });
+
+  test('run --once: the only candidate runs CMD once and exits with its code', async () => {
+    const r = await runConclave(['run', '--once', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'echo ran; exit 4']);
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('ran\n');
   });
 
   test('run: a command killed by a signal gives 128 + the signal number', async () => {
