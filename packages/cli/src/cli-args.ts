@@ -209,7 +209,7 @@ const COMMON = `  --backend URL        where the election is held (see below)   
   --log-level LEVEL    debug|info|warn|error; logs go to stderr          [default: warn]
   -h, --help           this help`;
 
-const EXIT_CODES = `Exit codes: 0 done (or stopped by SIGINT/SIGTERM), 1 backend error (unreachable, timed out,
+const EXIT_CODES = `Exit codes: 0 done (or stopped by SIGINT/SIGTERM/SIGHUP), 1 backend error (unreachable, timed out,
 server error), 2 usage or configuration error (bad flag, missing argument, invalid URL or name).`;
 
 export const TOOL_HELP = `conclave — leader election from the command line
@@ -236,8 +236,9 @@ ${EXIT_CODES}
 export const COMMAND_HELP: Record<CommandName, string> = {
   campaign: `Usage: conclave campaign --backend URL --election NAME [--id ID] [--lease-ms N] [--json]
 
-Campaigns for leadership until SIGINT or SIGTERM, then steps down, releases the lease (so another
-candidate takes over at once) and exits 0. Prints a line for each transition on stdout:
+Campaigns for leadership until SIGINT, SIGTERM or SIGHUP (or a closed stdout), then steps down,
+releases the lease (so another candidate takes over at once) and exits 0. Prints a line for each
+transition on stdout:
   elected (token N) | revoked (reason) | leader is now ID (token N) | stopped
 With --json, one JSON object per line, written at once:
   {"event":"elected"|"revoked"|"leader"|"stopped","election":"…","id":"…","leaderId":"…"|null,
@@ -269,7 +270,7 @@ deadline (refreshed after each renewal). If the renewals stop — backend down, 
 which comes safety-margin before the server can elect anyone else. If conclave dies, even by
 SIGKILL, the supervisor sees its channel close and stops CMD at once.
 
-On SIGINT/SIGTERM: CMD gets SIGTERM (SIGKILL after the grace period), then the lease is released
+On SIGINT/SIGTERM/SIGHUP: CMD gets SIGTERM (SIGKILL after the grace period), then the lease is released
 and conclave exits 0. A second signal SIGKILLs CMD's group and exits 130 without releasing.
 If CMD exits by itself while leading, conclave releases leadership (another candidate takes over
 and starts its CMD) and exits with CMD's code (128+N if CMD was killed by signal N).
@@ -292,7 +293,7 @@ ${COMMON}
 
 ${URLS}
 
-Exit codes: 0 stopped by SIGINT/SIGTERM; CMD's own code when CMD exits by itself while leading
+Exit codes: 0 stopped by SIGINT/SIGTERM/SIGHUP; CMD's own code when CMD exits by itself while leading
 (--once: whenever CMD ran); 1 backend error; 2 usage or configuration error; 75 --once: not
 elected, CMD did not run here; 126 CMD not executable; 127 CMD not found; 130 second signal.
 `,
@@ -312,8 +313,8 @@ ${EXIT_CODES}
 `,
   watch: `Usage: conclave watch --backend URL --election NAME [--interval-ms N] [--json]
 
-Prints the leader now and then a line each time it changes, until SIGINT or SIGTERM (then exits
-0). Reads the leader every --interval-ms; a leader that changes and changes back between two reads
+Prints the leader now and then a line each time it changes, until SIGINT, SIGTERM or SIGHUP
+(then exits 0). Reads the leader every --interval-ms; a leader that changes and changes back between two reads
 is not seen. Backend errors after the first read are reported on stderr and retried.
 With --json: {"event":"leader","election":…,"leaderId":…|null,"token":…|null} per line.
 

@@ -1,7 +1,7 @@
 import { Elector, installShutdownHook } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
-import { closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
+import { SHUTDOWN_SIGNALS, closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
 
 /** The JSON line `campaign --json` prints for each transition (documented in packages/cli/README.md). */
 export interface CampaignEvent {
@@ -110,7 +110,7 @@ export async function campaignCommand(parsed: ParsedCommand): Promise<number> {
       },
       () => process.exit(EXIT.INTERRUPTED),
     );
-    const removeHook = installShutdownHook(elector, { exit: false, timeoutMs: 10_000 });
+    const removeHook = installShutdownHook(elector, { signals: SHUTDOWN_SIGNALS, exit: false, timeoutMs: 10_000 });
     void elector.start();
   });
 }
