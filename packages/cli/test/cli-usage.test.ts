@@ -1,4 +1,7 @@
-import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, uniqueElection } from './cli-process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, startConclave, uniqueElection } from './cli-process';
 
 /** The command as a user meets it first: help, version, mistakes, the demo. No server needed. */
 
@@ -56,7 +59,7 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown ZooKeeper URL parameter/],
     ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
     ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
-    ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /safetyMarginMs|leaseMs/],
+    ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /--lease-ms 40 is too short/],
     ['--wait without --once', ['run', '--backend', 'memory:', '--election', election, '--wait', '5s', '--', 'true'], /--wait goes with --once/],
     ['a --hold-at-least without a unit', ['run', '--once', '--backend', 'memory:', '--election', election, '--hold-at-least', '30', '--', 'true'], /--hold-at-least needs a unit, as in 30s/],
     ['a --wait that is no duration', ['run', '--once', '--backend', 'memory:', '--election', election, '--wait', 'soon', '--', 'true'], /--wait must be a duration/],
@@ -68,6 +71,46 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     const r = await runConclave(args);
     expect(r.code).toBe(2);
     expect(expectOneErrorLine(r)).toMatch(message);
+  });
+});
+
+describe('conclave usage errors say what the user can act on', () => {
+  const election = uniqueElection('usage');
+
+  test('an unknown command close to a known one gets a suggestion: statuz → did you mean status?', async () => {
+    const r = await runConclave(['statuz', '--backend', 'memory:', '--election', election]);
+    expect(r.code).toBe(2);
+    expect(expectOneErrorLine(r)).toMatch(/unknown command "statuz"; did you mean status\?/);
+    const far = await runConclave(['frobnicate']);
+    expect(expectOneErrorLine(far)).not.toMatch(/did you mean/);
+  });
+
+  test.each([
+    ['Redis', 'redis://:hun%ZZter@127.0.0.1:6379'],
+    ['a Redis quorum', 'redis://app:hun%ZZter@127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381'],
+    ['ZooKeeper', 'zookeeper://app:hun%ZZter@127.0.0.1:2181'],
+    ['MySQL', 'mysql://root:hun%ZZter@127.0.0.1:3306/test'],
+  ])('a %s URL with bad percent-encoding in its password is a usage error that never shows the password', async (_what, url) => {
+    const r = await runConclave(['status', '--backend', url, '--election', election]);
+    expect(r.code).toBe(2);
+    const line = expectOneErrorLine(r);
+    expect(line).toMatch(/percent-encoding/);
+    expect(line).not.toMatch(/hun|ZZter/);
+  });
+
+  test('--lease-ms too short names --lease-ms and the shortest it accepts, not the library options', async () => {
+    const r = await runConclave(['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '10']);
+    expect(r.code).toBe(2);
+    const line = expectOneErrorLine(r);
+    expect(line).toMatch(/--lease-ms 10 is too short: at least (\d+) ms/);
+    expect(line).not.toMatch(/safetyMarginMs|renewMs|leaseMs/);
+    const minimum = /at least (\d+) ms/.exec(line)![1]!;
+    const below = await runConclave(['run', '--backend', 'memory:', '--election', election, '--lease-ms', String(Number(minimum) - 1), '--', 'true']);
+    expect(expectOneErrorLine(below)).toMatch(new RegExp(`at least ${minimum} ms`));
+    const enough = startConclave(['campaign', '--json', '--backend', 'memory:', '--election', election, '--lease-ms', minimum]);
+    await enough.waitForEvent({ event: 'elected' });
+    enough.signal('SIGTERM');
+    expect(await enough.waitForExit()).toEqual({ code: 0, signal: null });
   });
 });
 

@@ -1,6 +1,7 @@
 import { Elector, installShutdownHook } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
+import { inFlagTerms } from '../lease-flag';
 import { SHUTDOWN_SIGNALS, closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
 
 /** The JSON line `campaign --json` prints for each transition (documented in packages/cli/README.md). */
@@ -25,7 +26,7 @@ export function createElector(ctx: CommandContext, parsed: ParsedCommand): Elect
     });
   } catch (err) {
     void closeQuietly(ctx);
-    throw err;
+    throw inFlagTerms(err, parsed.leaseMs, ctx.backend, ctx.election, parsed.command);
   }
 }
 
