@@ -33,9 +33,21 @@ export class UsageError extends Error {
   }
 }
 
+/** An error that ends a command with its own exit code (CMD not found: 127). */
+export class ExitError extends Error {
+  override readonly name = 'ExitError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The exit code for an error that ended a command. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError) return EXIT.USAGE;
+  if (err instanceof ExitError) return err.exitCode;
   if (isConclaveError(err)) {
     switch (err.code) {
       case 'INVALID_OPTIONS':

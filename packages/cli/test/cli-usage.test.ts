@@ -114,6 +114,38 @@ describe('conclave usage errors say what the user can act on', () => {
   });
 });
 
+describe('conclave run: a CMD that cannot start fails before campaigning', () => {
+  // The backend is unreachable: reaching it would be exit 1, so 127/126 proves the check came first.
+  const unreachable = ['--backend', 'redis://127.0.0.1:1', '--election', uniqueElection('cmd')];
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'conclave-cmd-'));
+    writeFileSync(join(dir, 'not-executable'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a name not on PATH: exit 127, one clear line', async () => {
+    const r = await runConclave(['run', ...unreachable, '--', 'no-such-command-conclave-test', '--flag']);
+    expect(r.code).toBe(127);
+    expect(expectOneErrorLine(r)).toMatch(/cannot run "no-such-command-conclave-test": command not found/);
+  });
+
+  test('a name whose only match on PATH is not executable: exit 127', async () => {
+    const p = startConclave(['run', ...unreachable, '--', 'not-executable'], { PATH: `${dir}:${process.env.PATH ?? ''}` });
+    expect(await p.waitForExit()).toEqual({ code: 127, signal: null });
+    expect(p.stderr).toMatch(/^conclave: cannot run "not-executable": command not found/);
+  });
+
+  test('a path that does not exist: exit 127; a file that is not executable: exit 126', async () => {
+    const missing = await runConclave(['run', ...unreachable, '--', join(dir, 'missing')]);
+    expect(missing.code).toBe(127);
+    expect(expectOneErrorLine(missing)).toMatch(/no such file/);
+    const denied = await runConclave(['run', ...unreachable, '--', join(dir, 'not-executable')]);
+    expect(denied.code).toBe(126);
+    expect(expectOneErrorLine(denied)).toMatch(/not executable/);
+  });
+});
+
 describe('conclave backend errors: one line on stderr, exit 1', () => {
   test('status against a server that is not there', async () => {
     const r = await runConclave(['status', '--backend', 'redis://127.0.0.1:1', '--election', uniqueElection()]);

@@ -1,11 +1,12 @@
 import type { Elector } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
-import { EXIT, UsageError } from '../cli-errors';
+import { EXIT, ExitError, UsageError } from '../cli-errors';
 import { closeQuietly, onShutdownSignals, openContext, warnLine, type CommandContext } from '../cli-context';
 import { SupervisedCommand, exitCodeOf, type CommandOutcome } from '../supervised-command';
 import { monotonicMs } from '../supervisor-protocol';
 import { createElector, probe } from './campaign';
 import { runOnceCommand } from './run-once';
+import { findCommand } from '../find-command';
 
 /** Default time between SIGTERM and SIGKILL, ms, when the lease allows it. */
 export const DEFAULT_GRACE_MS = 5000;
@@ -46,6 +47,9 @@ export function startSupervised(elector: Elector, argv: string[], graceMs: numbe
 
 /** `conclave run -- CMD`: runs CMD only while this process leads. See COMMAND_HELP.run. */
 export async function runCommand(parsed: ParsedCommand): Promise<number> {
+  // Before any connection: a CMD that cannot start would otherwise be found out only once elected.
+  const problem = findCommand(parsed.argv[0]!);
+  if (problem) throw new ExitError(problem.message, problem.exitCode);
   const ctx = openContext(parsed);
   const elector = createElector(ctx, parsed);
   const maxGrace = maxGraceMs(elector);
