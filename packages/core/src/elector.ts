@@ -187,7 +187,8 @@ export class Elector {
     const now = performance.now();
     const base = {
       role: this.role,
-      leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, this.term.deadline - now) : null,
+      // Whole ms, rounded down: never more time than is left.
+      leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, Math.floor(this.term.deadline - now)) : null,
       consecutiveFailures: this.failures,
     };
     if (this.role === 'leader' && this.term && now >= this.term.deadline) {

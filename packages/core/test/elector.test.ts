@@ -159,3 +159,17 @@ describe('Elector.stop()', () => {
     expect(e.state.role).toBe('stopped');
   });
 });
+
+describe('health()', () => {
+  test('leaseRemainingMs is a whole number of ms', async () => {
+    const e = new Elector({ backend: new MemoryBackend(), election: 'health-int', candidateId: 'a', leaseMs: 600 });
+    await e.start();
+    for (let i = 0; i < 20; i++) {
+      const left = e.health().leaseRemainingMs;
+      expect(left).not.toBeNull();
+      expect(Number.isInteger(left)).toBe(true);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    await e.stop();
+  });
+});
