@@ -257,6 +257,11 @@ export class Elector {
     return this.stopping;
   }
 
+  /** `await using elector = new Elector(…)`: stops (and releases) when the scope ends, like `stop()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
   /** Gives up leadership now (and releases it) but keeps campaigning, after 2 × `retryMs`. */
   async stepDown(): Promise<void> {
     if (this.role !== 'leader') return;
