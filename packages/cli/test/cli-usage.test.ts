@@ -87,7 +87,7 @@ describe('conclave usage errors say what the user can act on', () => {
 
   test.each([
     ['Redis', 'redis://:hun%ZZter@127.0.0.1:6379'],
-    ['a Redis quorum', 'redis://app:hun%ZZter@127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381'],
+    ['Redis quorum', 'redis://app:hun%ZZter@127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381'],
     ['ZooKeeper', 'zookeeper://app:hun%ZZter@127.0.0.1:2181'],
     ['MySQL', 'mysql://root:hun%ZZter@127.0.0.1:3306/test'],
   ])('a %s URL with bad percent-encoding in its password is a usage error that never shows the password', async (_what, url) => {
