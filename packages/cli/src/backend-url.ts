@@ -146,7 +146,16 @@ export function parseZookeeperUrl(url: string): ConstructorParameters<typeof Zoo
   const [, credentials, hosts, chroot, query] = match;
   const connect = `${hosts}${chroot && chroot !== '/' ? chroot : ''}`;
   const options: { connect: string; auth?: string; sessionTimeoutMs?: number; root?: string } = { connect };
-  if (credentials) options.auth = decodeURIComponent(credentials);
+  if (credentials) {
+    try {
+      options.auth = decodeURIComponent(credentials);
+    } catch {
+      throw new ConclaveError(
+        'INVALID_URL',
+        `bad percent-encoding in the user or password of the ZooKeeper URL ${describeValue(redactUrl(url))} (a % must start %XX; write %25 for a % sign)`,
+      );
+    }
+  }
   for (const [key, value] of new URLSearchParams(query ?? '')) {
     if (key === 'sessionTimeoutMs') options.sessionTimeoutMs = Number(value);
     else if (key === 'root') options.root = value;

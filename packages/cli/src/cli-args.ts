@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cli-errors';
+import { parseDuration } from './duration';
 
 export const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'migrate', 'demo'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -19,6 +20,9 @@ type OptionName =
   | 'interval-ms'
   | 'leader'
   | 'log-level'
+  | 'once'
+  | 'wait'
+  | 'hold-at-least'
   | 'help';
 
 interface OptionSpec {
@@ -38,6 +42,9 @@ const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   'interval-ms': { type: 'string' },
   leader: { type: 'string' },
   'log-level': { type: 'string' },
+  once: { type: 'boolean' },
+  wait: { type: 'string' },
+  'hold-at-least': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -46,7 +53,7 @@ const CONNECTION: OptionName[] = ['backend', 'election', 'log-level', 'help'];
 /** Which options each command accepts; anything else is a usage error. */
 const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
   campaign: [...CONNECTION, 'id', 'lease-ms', 'json'],
-  run: [...CONNECTION, 'id', 'lease-ms', 'grace-ms'],
+  run: [...CONNECTION, 'id', 'lease-ms', 'grace-ms', 'once', 'wait', 'hold-at-least'],
   status: [...CONNECTION, 'json'],
   watch: [...CONNECTION, 'json', 'interval-ms'],
   force: [...CONNECTION, 'leader', 'lease-ms'],
@@ -78,6 +85,10 @@ export interface ParsedCommand {
   leader?: string;
   json: boolean;
   logLevel: LogLevel;
+  /** `run --once`: run CMD at most once (a scheduled job), with `waitMs` and `holdAtLeastMs`. */
+  once: boolean;
+  waitMs?: number;
+  holdAtLeastMs?: number;
   /** `run` only: CMD and its arguments (everything after `--`). */
   argv: string[];
 }
@@ -116,6 +127,7 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
     help: values.help === true,
     json: values.json === true,
     logLevel: 'warn',
+    once: values.once === true,
     argv: rest,
   };
   if (parsed.help) return parsed;
@@ -163,6 +175,16 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
   parsed.leaseMs = int('lease-ms');
   parsed.graceMs = int('grace-ms');
   parsed.intervalMs = int('interval-ms');
+  const duration = (name: OptionName) => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    if (!parsed.once) throw new UsageError(`--${name} goes with --once`, command);
+    const d = parseDuration(v);
+    if ('error' in d) throw new UsageError(`--${name} ${d.error}, got "${v}"`, command);
+    return d.ms;
+  };
+  parsed.waitMs = duration('wait');
+  parsed.holdAtLeastMs = duration('hold-at-least');
   const level = str('log-level');
   if (level !== undefined) {
     if (!(LOG_LEVELS as readonly string[]).includes(level)) {
@@ -216,7 +238,7 @@ const COMMON = `  --backend URL        where the election is held (see below)   
   --log-level LEVEL    debug|info|warn|error; logs go to stderr          [default: warn]
   -h, --help           this help`;
 
-const EXIT_CODES = `Exit codes: 0 done (or stopped by SIGINT/SIGTERM), 1 backend error (unreachable, timed out,
+const EXIT_CODES = `Exit codes: 0 done (or stopped by SIGINT/SIGTERM/SIGHUP), 1 backend error (unreachable, timed out,
 server error), 2 usage or configuration error (bad flag, missing argument, invalid URL or name).`;
 
 export const TOOL_HELP = `conclave — leader election from the command line
@@ -229,6 +251,7 @@ Usage: conclave COMMAND --backend URL --election NAME [options]
 Commands:
   campaign        campaign for leadership until SIGINT/SIGTERM; print each change (--json: JSON lines)
   run -- CMD …    run CMD only while this process leads; stop it when leadership is lost
+  run --once …    a scheduled job on several hosts: the one elected runs CMD once
   status          print the current leader, its fencing token and the candidates
   watch           print each change of leader until SIGINT/SIGTERM
   force           make --leader ID the leader now (admin)
@@ -244,8 +267,9 @@ ${EXIT_CODES}
 export const COMMAND_HELP: Record<CommandName, string> = {
   campaign: `Usage: conclave campaign --backend URL --election NAME [--id ID] [--lease-ms N] [--json]
 
-Campaigns for leadership until SIGINT or SIGTERM, then steps down, releases the lease (so another
-candidate takes over at once) and exits 0. Prints a line for each transition on stdout:
+Campaigns for leadership until SIGINT, SIGTERM or SIGHUP (or a closed stdout), then steps down,
+releases the lease (so another candidate takes over at once) and exits 0. Prints a line for each
+transition on stdout:
   elected (token N) | revoked (reason) | leader is now ID (token N) | stopped
 With --json, one JSON object per line, written at once:
   {"event":"elected"|"revoked"|"leader"|"stopped","election":"…","id":"…","leaderId":"…"|null,
@@ -264,6 +288,7 @@ ${URLS}
 ${EXIT_CODES}
 `,
   run: `Usage: conclave run --backend URL --election NAME [--id ID] [--lease-ms N] [--grace-ms N] -- CMD [ARGS…]
+       conclave run --once [--wait DURATION] [--hold-at-least DURATION] --backend URL --election NAME … -- CMD [ARGS…]
 
 Runs CMD only while this process leads the election: CMD starts when this process is elected,
 gets SIGTERM the moment leadership is lost (SIGKILL after the grace period), and starts again on
@@ -276,7 +301,7 @@ deadline (refreshed after each renewal). If the renewals stop — backend down, 
 which comes safety-margin before the server can elect anyone else. If conclave dies, even by
 SIGKILL, the supervisor sees its channel close and stops CMD at once.
 
-On SIGINT/SIGTERM: CMD gets SIGTERM (SIGKILL after the grace period), then the lease is released
+On SIGINT/SIGTERM/SIGHUP: CMD gets SIGTERM (SIGKILL after the grace period), then the lease is released
 and conclave exits 0. A second signal SIGKILLs CMD's group and exits 130 without releasing.
 If CMD exits by itself while leading, conclave releases leadership (another candidate takes over
 and starts its CMD) and exits with CMD's code (128+N if CMD was killed by signal N).
@@ -288,12 +313,20 @@ ${COMMON}
   --grace-ms N         time between SIGTERM and SIGKILL, ms
                        [default and maximum: (lease − renew interval − safety margin) / 2,
                         and at most 5000 by default: 3233 for the default lease]
+  --once               a scheduled job (cron, a timer) fired on several hosts: campaign for up to
+                       --wait; if elected run CMD once, keep the lease until --hold-at-least after
+                       CMD started, release, and exit with CMD's code; if not, exit 75
+  --wait DURATION      --once: how long to try to be elected; 0 tries once    [default: 0]
+  --hold-at-least DURATION
+                       --once: keep the lease this long after CMD started, so hosts that fire a
+                       little later find it taken                                 [default: 0]
+  DURATION is 0 or a number with a unit: 500ms, 30s, 2m, 1h.
 
 ${URLS}
 
-Exit codes: 0 stopped by SIGINT/SIGTERM; CMD's own code when CMD exits by itself while leading;
-1 backend error at start-up; 2 usage or configuration error; 126 CMD not executable; 127 CMD not
-found; 130 second signal (forced exit).
+Exit codes: 0 stopped by SIGINT/SIGTERM/SIGHUP; CMD's own code when CMD exits by itself while leading
+(--once: whenever CMD ran); 1 backend error; 2 usage or configuration error; 75 --once: not
+elected, CMD did not run here; 126 CMD not executable; 127 CMD not found; 130 second signal.
 `,
   status: `Usage: conclave status --backend URL --election NAME [--json]
 
@@ -311,8 +344,8 @@ ${EXIT_CODES}
 `,
   watch: `Usage: conclave watch --backend URL --election NAME [--interval-ms N] [--json]
 
-Prints the leader now and then a line each time it changes, until SIGINT or SIGTERM (then exits
-0). Reads the leader every --interval-ms; a leader that changes and changes back between two reads
+Prints the leader now and then a line each time it changes, until SIGINT, SIGTERM or SIGHUP
+(then exits 0). Reads the leader every --interval-ms; a leader that changes and changes back between two reads
 is not seen. Backend errors after the first read are reported on stderr and retried.
 With --json: {"event":"leader","election":…,"leaderId":…|null,"token":…|null} per line.
 

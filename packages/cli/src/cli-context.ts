@@ -4,10 +4,30 @@ import type { ParsedCommand } from './cli-args';
 
 /**
  * One line on stdout. `process.stdout.write` is synchronous on Linux for files, pipes and
- * terminals, so a line is out before the next event is handled (and before an exit).
+ * terminals, so a line is out before the next event is handled (and before an exit). Once the
+ * reader has gone away, lines are dropped.
  */
 export function writeLine(line: string): void {
+  if (stdoutClosed) return;
   process.stdout.write(`${line}\n`);
+}
+
+/** Signals that shut a command down cleanly; SIGHUP is a closed terminal. */
+export const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+let stdoutClosed = false;
+const stdoutClosedListeners = new Set<() => void>();
+
+/**
+ * The reader of stdout went away (EPIPE: `conclave campaign | head -1`). A running command shuts
+ * down as on a first signal — step down, release, exit 0; when none is listening (it is already
+ * finishing) there is nothing to do. Never a signal to ourselves: once a command has removed its
+ * handlers, that would kill the process (143).
+ */
+export function noteStdoutClosed(): void {
+  if (stdoutClosed) return;
+  stdoutClosed = true;
+  for (const listener of [...stdoutClosedListeners]) listener();
 }
 
 /** One line on stderr, `conclave: …`. */
@@ -37,8 +57,9 @@ export async function closeQuietly(ctx: CommandContext): Promise<void> {
 }
 
 /**
- * Calls `onFirst(signal)` on the first SIGINT/SIGTERM and `onSecond(signal)` on any later one.
- * Returns a function that removes the handlers.
+ * Calls `onFirst(signal)` on the first of SHUTDOWN_SIGNALS and `onSecond(signal)` on any later
+ * one. A closed stdout counts as a first signal (`SIGPIPE`), never as a second: it is what our own
+ * shutdown lines run into. Returns a function that removes the handlers.
  */
 export function onShutdownSignals(
   onFirst: (signal: NodeJS.Signals) => void,
@@ -52,10 +73,14 @@ export function onShutdownSignals(
       onFirst(signal);
     }
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  const onClosed = () => {
+    if (!seen) handler('SIGPIPE');
+  };
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
+  stdoutClosedListeners.add(onClosed);
+  if (stdoutClosed) queueMicrotask(onClosed);
   return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, handler);
+    stdoutClosedListeners.delete(onClosed);
   };
 }

@@ -8,6 +8,11 @@ export const EXIT = {
   BACKEND: 1,
   /** Usage or configuration error: bad flags, missing arguments, invalid URL, name or option. */
   USAGE: 2,
+  /**
+   * `run --once`: another candidate leads, so CMD did not run here (75 is EX_TEMPFAIL in
+   * sysexits.h: try again later).
+   */
+  NOT_ELECTED: 75,
   /** `run`: CMD could not be executed (permission denied, not executable). */
   CANNOT_EXECUTE: 126,
   /** `run`: CMD was not found. */
@@ -28,9 +33,21 @@ export class UsageError extends Error {
   }
 }
 
+/** An error that ends a command with its own exit code (CMD not found: 127). */
+export class ExitError extends Error {
+  override readonly name = 'ExitError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The exit code for an error that ended a command. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError) return EXIT.USAGE;
+  if (err instanceof ExitError) return err.exitCode;
   if (isConclaveError(err)) {
     switch (err.code) {
       case 'INVALID_OPTIONS':

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMMAND_HELP, TOOL_HELP, isCommand, parseCommand, type CommandName, type ParsedCommand } from './cli-args';
+import { COMMANDS, COMMAND_HELP, TOOL_HELP, isCommand, parseCommand, type CommandName, type ParsedCommand } from './cli-args';
 import { EXIT, UsageError, errorLine, exitCodeFor } from './cli-errors';
 import { writeLine } from './cli-context';
 import { clearCommand, forceCommand, statusCommand, watchCommand } from './commands/admin';
@@ -8,6 +8,7 @@ import { campaignCommand } from './commands/campaign';
 import { migrateCommand } from './commands/migrate';
 import { runCommand } from './commands/run';
 import { runDemo } from './demo';
+import { closestWord } from './suggest';
 
 /** This package's version, from its package.json. */
 export function cliVersion(): string {
@@ -28,6 +29,11 @@ const HANDLERS: Record<CommandName, (parsed: ParsedCommand) => Promise<number>> 
     return EXIT.OK;
   },
 };
+
+function unknownCommand(name: string): string {
+  const guess = closestWord(name, COMMANDS);
+  return `unknown command "${name}"${guess ? `; did you mean ${guess}?` : ''}`;
+}
 
 /**
  * The `conclave` command: parses `args` (process.argv without node and the script), runs the
@@ -52,11 +58,11 @@ export async function runCli(args: string[]): Promise<number> {
       const topic = rest[0];
       if (topic === undefined) process.stdout.write(TOOL_HELP);
       else if (isCommand(topic)) process.stdout.write(COMMAND_HELP[topic]);
-      else throw new UsageError(`unknown command "${topic}"`);
+      else throw new UsageError(unknownCommand(topic));
       return EXIT.OK;
     }
     if (!isCommand(first)) {
-      throw new UsageError(first.startsWith('-') ? `unknown option ${first}: a command comes first` : `unknown command "${first}"`);
+      throw new UsageError(first.startsWith('-') ? `unknown option ${first}: a command comes first` : unknownCommand(first));
     }
     const parsed = parseCommand(first, rest);
     if (parsed.help) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import { runCli } from './cli';
+import { noteStdoutClosed } from './cli-context';
 
 /** How long a finished command may take to let go of its last handles before we exit anyway, ms. */
 const EXIT_GRACE_MS = 3000;
 
-// The reader of our stdout went away (`conclave campaign --json | head -1`): shut down as on
-// SIGTERM — step down and release — instead of dying on an unhandled EPIPE.
+// The reader of our stdout went away (`conclave campaign --json | head -1`): the command shuts
+// down as on SIGTERM — step down and release — instead of dying on an unhandled EPIPE.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.kill(process.pid, 'SIGTERM');
+  if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') noteStdoutClosed();
   else throw err;
 });
 

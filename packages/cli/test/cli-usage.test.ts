@@ -1,4 +1,7 @@
-import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, uniqueElection } from './cli-process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertBuilt, expectOneErrorLine, killAll, REDIS_URL, runConclave, startConclave, uniqueElection } from './cli-process';
 
 /** The command as a user meets it first: help, version, mistakes, the demo. No server needed. */
 
@@ -56,7 +59,11 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown ZooKeeper URL parameter/],
     ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
     ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
-    ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /safetyMarginMs|leaseMs/],
+    ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /--lease-ms 40 is too short/],
+    ['--wait without --once', ['run', '--backend', 'memory:', '--election', election, '--wait', '5s', '--', 'true'], /--wait goes with --once/],
+    ['a --hold-at-least without a unit', ['run', '--once', '--backend', 'memory:', '--election', election, '--hold-at-least', '30', '--', 'true'], /--hold-at-least needs a unit, as in 30s/],
+    ['a --wait that is no duration', ['run', '--once', '--backend', 'memory:', '--election', election, '--wait', 'soon', '--', 'true'], /--wait must be a duration/],
+    ['--once on campaign', ['campaign', '--backend', 'memory:', '--election', election, '--once'], /unknown option --once/],
     ['migrate without a subcommand', ['migrate', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /"migrate" needs a subcommand/],
     ['an unknown migrate subcommand', ['migrate', 'start', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /unknown migrate subcommand "start"/],
     ['migrate status without --from', ['migrate', 'status', '--to', 'memory:', '--election', election], /needs --from URL/],
@@ -92,6 +99,78 @@ describe('conclave migrate status: passwords never appear', () => {
     const r = await runConclave(['migrate', 'status', '--from', 'memory:', '--to', 'postgres://app:hunter2-secret@db/x', '--election', uniqueElection()]);
     expect(r.code).toBe(2);
     expect(expectOneErrorLine(r)).not.toContain('hunter2-secret');
+    });
+  });
+
+describe('conclave usage errors say what the user can act on', () => {
+  const election = uniqueElection('usage');
+
+  test('an unknown command close to a known one gets a suggestion: statuz → did you mean status?', async () => {
+    const r = await runConclave(['statuz', '--backend', 'memory:', '--election', election]);
+    expect(r.code).toBe(2);
+    expect(expectOneErrorLine(r)).toMatch(/unknown command "statuz"; did you mean status\?/);
+    const far = await runConclave(['frobnicate']);
+    expect(expectOneErrorLine(far)).not.toMatch(/did you mean/);
+  });
+
+  test.each([
+    ['Redis', 'redis://:hun%ZZter@127.0.0.1:6379'],
+    ['Redis quorum', 'redis://app:hun%ZZter@127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381'],
+    ['ZooKeeper', 'zookeeper://app:hun%ZZter@127.0.0.1:2181'],
+    ['MySQL', 'mysql://root:hun%ZZter@127.0.0.1:3306/test'],
+  ])('a %s URL with bad percent-encoding in its password is a usage error that never shows the password', async (_what, url) => {
+    const r = await runConclave(['status', '--backend', url, '--election', election]);
+    expect(r.code).toBe(2);
+    const line = expectOneErrorLine(r);
+    expect(line).toMatch(/percent-encoding/);
+    expect(line).not.toMatch(/hun|ZZter/);
+  });
+
+  test('--lease-ms too short names --lease-ms and the shortest it accepts, not the library options', async () => {
+    const r = await runConclave(['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '10']);
+    expect(r.code).toBe(2);
+    const line = expectOneErrorLine(r);
+    expect(line).toMatch(/--lease-ms 10 is too short: at least (\d+) ms/);
+    expect(line).not.toMatch(/safetyMarginMs|renewMs|leaseMs/);
+    const minimum = /at least (\d+) ms/.exec(line)![1]!;
+    const below = await runConclave(['run', '--backend', 'memory:', '--election', election, '--lease-ms', String(Number(minimum) - 1), '--', 'true']);
+    expect(expectOneErrorLine(below)).toMatch(new RegExp(`at least ${minimum} ms`));
+    const enough = startConclave(['campaign', '--json', '--backend', 'memory:', '--election', election, '--lease-ms', minimum]);
+    await enough.waitForEvent({ event: 'elected' });
+    enough.signal('SIGTERM');
+    expect(await enough.waitForExit()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('conclave run: a CMD that cannot start fails before campaigning', () => {
+  // The backend is unreachable: reaching it would be exit 1, so 127/126 proves the check came first.
+  const unreachable = ['--backend', 'redis://127.0.0.1:1', '--election', uniqueElection('cmd')];
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'conclave-cmd-'));
+    writeFileSync(join(dir, 'not-executable'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a name not on PATH: exit 127, one clear line', async () => {
+    const r = await runConclave(['run', ...unreachable, '--', 'no-such-command-conclave-test', '--flag']);
+    expect(r.code).toBe(127);
+    expect(expectOneErrorLine(r)).toMatch(/cannot run "no-such-command-conclave-test": command not found/);
+  });
+
+  test('a name whose only match on PATH is not executable: exit 127', async () => {
+    const p = startConclave(['run', ...unreachable, '--', 'not-executable'], { PATH: `${dir}:${process.env.PATH ?? ''}` });
+    expect(await p.waitForExit()).toEqual({ code: 127, signal: null });
+    expect(p.stderr).toMatch(/^conclave: cannot run "not-executable": command not found/);
+  });
+
+  test('a path that does not exist: exit 127; a file that is not executable: exit 126', async () => {
+    const missing = await runConclave(['run', ...unreachable, '--', join(dir, 'missing')]);
+    expect(missing.code).toBe(127);
+    expect(expectOneErrorLine(missing)).toMatch(/no such file/);
+    const denied = await runConclave(['run', ...unreachable, '--', join(dir, 'not-executable')]);
+    expect(denied.code).toBe(126);
+    expect(expectOneErrorLine(denied)).toMatch(/not executable/);
   });
 });
 
@@ -141,6 +220,12 @@ describe('conclave on the in-memory backend', () => {
     const r = await runConclave(['run', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'echo "token=$CONCLAVE_TOKEN"; exit 7']);
     expect(r.code).toBe(7);
     expect(r.stdout).toMatch(/^token=\d+$/m);
+  });
+
+  test('run --once: the only candidate runs CMD once and exits with its code', async () => {
+    const r = await runConclave(['run', '--once', '--backend', 'memory:', '--election', uniqueElection(), '--', 'sh', '-c', 'echo ran; exit 4']);
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('ran\n');
   });
 
   test('run: a command killed by a signal gives 128 + the signal number', async () => {

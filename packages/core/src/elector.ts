@@ -8,6 +8,8 @@ import { electorMetrics, type ElectorMetrics } from './metrics';
 import { GridTimers, gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
+import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
+import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
 
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
 
@@ -185,7 +187,8 @@ export class Elector {
     const now = performance.now();
     const base = {
       role: this.role,
-      leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, this.term.deadline - now) : null,
+      // Whole ms, rounded down: never more time than is left.
+      leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, Math.floor(this.term.deadline - now)) : null,
       consecutiveFailures: this.failures,
     };
     if (this.role === 'leader' && this.term && now >= this.term.deadline) {
@@ -240,7 +243,11 @@ export class Elector {
     return first;
   }
 
-  /** Stops campaigning and releases leadership at once if held. Idempotent; never rejects. */
+  /**
+   * Stops campaigning and releases leadership at once if held. Idempotent; never rejects. The
+   * role turns `stopped` when this is called (a leader goes from `leader` straight to `stopped`;
+   * `revoked$` reports `stopped`); the promise resolves once the release has returned.
+   */
   stop(): Promise<void> {
     if (this.stopping) return this.stopping;
     if (this.role === 'stopped') return Promise.resolve();
@@ -248,6 +255,11 @@ export class Elector {
       this.stopping = null;
     });
     return this.stopping;
+  }
+
+  /** `await using elector = new Elector(…)`: stops (and releases) when the scope ends, like `stop()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   /** Gives up leadership now (and releases it) but keeps campaigning, after 2 × `retryMs`. */
@@ -299,6 +311,43 @@ export class Elector {
     return () => {
       this.tasks.delete(task);
     };
+  }
+
+  /**
+   * Resolves with this term's `{ token, signal }` once this candidate leads — at once if it does
+   * (`signal` aborts when the term ends, as for `whileLeader`). Waits through `pause()`. Rejects
+   * with a `ConclaveError`: `INVALID_OPTIONS` for bad options (nothing else happens), `ABORTED`
+   * when `options.signal` aborts, `TIMEOUT` after `options.timeoutMs` (0: look once), `STOPPED`
+   * when the Elector is stopped — already when called (call `start()` first; it need not have
+   * resolved), or by `stop()` meanwhile. Leaves no timer or listener behind on any path.
+   */
+  waitForLeadership(options?: WaitForLeadershipOptions): Promise<LeaseContext> {
+    return waitForLeadership<LeaseContext>(
+      {
+        election: this.election,
+        current: () => (this.isLeader() ? { token: this.term!.token, signal: this.term!.controller.signal } : null),
+        stopped: () => this.role === 'stopped',
+        changes: this.state$,
+      },
+      options,
+    );
+  }
+
+  /**
+   * A scheduled job that one host of many runs: starts campaigning; if elected within
+   * `waitMs` (default 0: the first campaign the backend answers decides) runs `task({ token, signal })` once, keeps
+   * the lease until `holdAtLeastMs` after the task started (so candidates firing a little later
+   * find it taken), then stops (releasing) and resolves `{ ran: true, result }`. Not elected in
+   * time: stops and resolves `{ ran: false }`. Failed campaigns are tried again for up to a lease
+   * past `waitMs`; if none is answered it rejects with `BACKEND_UNAVAILABLE`, as nobody may lead.
+   * The Elector is stopped whenever this settles.
+   * A task that throws holds just the same, then its error is rethrown. The term ending (lease
+   * lost) or `options.signal` aborting aborts the task's `signal` and skips the hold; an abort
+   * before the election rejects with `ABORTED`, a `stop()` meanwhile with `STOPPED`. Bad options
+   * reject with `INVALID_OPTIONS` before anything else.
+   */
+  runOnce<T>(task: OnceTask<T>, options?: RunOnceOptions): Promise<RunOnceResult<T>> {
+    return runOnce(this, task, options);
   }
 
   // ---- the loop -------------------------------------------------------------------------
@@ -532,16 +581,19 @@ export class Elector {
     this.duplicateLeader = duplicate;
   }
 
-  /** Ends the current term locally, at once: isLeader() is false when this returns. */
-  private revoke(reason: RevokeReason, leaderId: string | null = null): void {
+  /**
+   * Ends the current term locally, at once: isLeader() is false when this returns. `next` is the
+   * role that follows: `stopped` for stop(), so that state$ goes from leader straight to stopped.
+   */
+  private revoke(reason: RevokeReason, leaderId: string | null = null, next: 'follower' | 'stopped' = 'follower'): void {
     const term = this.term;
     if (this.role !== 'leader' || !term) return;
     this.epoch++;
-    this.role = 'follower';
+    this.role = next;
     this.term = null;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
-    this.publish({ role: 'follower', leaderId, token: null, reason });
+    this.publish({ role: next, leaderId, token: null, reason });
     const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
     log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
     term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
@@ -569,13 +621,16 @@ export class Elector {
 
   private async shutDown(): Promise<void> {
     const token = this.term?.token ?? null;
-    if (this.role === 'leader') this.revoke('stopped');
+    if (this.role === 'leader') this.revoke('stopped', null, 'stopped');
     this.role = 'stopped';
     this.epoch++;
     this.clearStepTimer();
     this.unobserveLease?.();
     this.unobserveLease = null;
     this.resolveFirstOutcome();
+    // The role changes when stop() is called, not when the release returns: nothing campaigns
+    // from here on, and waiters (waitForLeadership) learn it at once.
+    this.publish({ role: 'stopped', leaderId: null, token: null });
     // Release before unwatching: a backend may tie its wake-up channel to the subscription, and
     // followers should be woken by the release itself.
     await this.releaseExclusive(token);
@@ -583,7 +638,6 @@ export class Elector {
     this.unwatch = null;
     this.holdOffUntil = 0;
     this.duplicateLeader = null;
-    this.publish({ role: 'stopped', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign stopped');
   }
 

@@ -15,6 +15,11 @@
  * - `MIGRATION_CONFLICT`: a `to-only` candidate of `@conclave/migrate` found a candidate leading
  *   on `from` without taking part in the migration (an old node beside `to-only` nodes, which
  *   share no lease); it refuses to lead while that lasts.
+ * - `TIMEOUT`: `waitForLeadership` (or `runOnce`'s wait) ran out of time before this candidate
+ *   was elected.
+ * - `ABORTED`: the `signal` given to `waitForLeadership` or `runOnce` was aborted before this
+ *   candidate was elected; `cause` is the signal's reason.
+ * - `STOPPED`: the Elector was stopped (or never started) while `waitForLeadership` waited.
  */
 export type ConclaveErrorCode =
   | 'INVALID_OPTIONS'
@@ -25,7 +30,10 @@ export type ConclaveErrorCode =
   | 'LEASE_LOST'
   | 'NOT_SUPPORTED'
   | 'CLOSED'
-  | 'MIGRATION_CONFLICT';
+  | 'MIGRATION_CONFLICT'
+  | 'TIMEOUT'
+  | 'ABORTED'
+  | 'STOPPED';
 
 export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'INVALID_OPTIONS',
@@ -37,6 +45,9 @@ export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'NOT_SUPPORTED',
   'CLOSED',
   'MIGRATION_CONFLICT',
+  'TIMEOUT',
+  'ABORTED',
+  'STOPPED',
 ];
 
 export interface ConclaveErrorDetails {

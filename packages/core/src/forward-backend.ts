@@ -103,6 +103,11 @@ export class ForwardingBackend implements ElectionBackend {
     forwardBackend(inner, { ...this.hooks(), all: (method, args, invoke) => this.forward(method, args, invoke) }, this);
   }
 
+  /** `await using backend = …`: closes the backend (through `forward`) when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Every call of every method passes here; `invoke()` makes it on the inner backend. */
   protected forward(_method: BackendMethod, _args: unknown[], invoke: () => unknown): unknown {
     return invoke();

@@ -19,7 +19,11 @@ export type {
   LeaderTask,
   ElectorHealth,
 } from './elector';
-export { installShutdownHook } from './shutdown-hook';
+export { MAX_TIMER_MS } from './wait-for-leadership';
+export type { WaitForLeadershipOptions } from './wait-for-leadership';
+export { runOnce } from './run-once';
+export type { OnceTask, RunOnceOptions, RunOnceResult } from './run-once';
+export { FORCED_EXIT_CODE, installShutdownHook } from './shutdown-hook';
 export type { ShutdownHookOptions } from './shutdown-hook';
 export { electorMetrics } from './metrics';
 export type { ElectorMetrics } from './metrics';

@@ -211,6 +211,11 @@ export class MemoryBackend implements ElectionBackend {
     return unwatch;
   }
 
+  /** `await using backend = …`: closes the backend when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const unwatch of [...this.unwatches]) unwatch();

@@ -133,3 +133,43 @@ describe('Elector', () => {
     await Promise.all([a.stop(), b.stop(), c.stop()]);
   });
 });
+
+describe('Elector.stop()', () => {
+  test('a leader goes from leader straight to stopped, never through follower', async () => {
+    const e = new Elector({ backend: new MemoryBackend(), election: 'stop-order', candidateId: 'a', leaseMs: 600 });
+    await e.start();
+    expect(e.isLeader()).toBe(true);
+    const states: string[] = [];
+    const revoked: string[] = [];
+    e.state$.subscribe((s) => states.push(`${s.role}${s.reason ? `/${s.reason}` : ''}`));
+    e.revoked$.subscribe((r) => revoked.push(r.reason));
+    await e.stop();
+    expect(states).toEqual(['leader', 'stopped']);
+    expect(revoked).toEqual(['stopped']);
+  });
+
+  test('the role is stopped as soon as stop() is called, before the release returns', async () => {
+    const backend = new HangableBackend(new MemoryBackend());
+    const e = new Elector({ backend, election: 'stop-at-once', candidateId: 'a', leaseMs: 500 });
+    await e.start();
+    backend.hang();
+    const stopped = e.stop();
+    expect(e.state.role).toBe('stopped');
+    await stopped;
+    expect(e.state.role).toBe('stopped');
+  });
+});
+
+describe('health()', () => {
+  test('leaseRemainingMs is a whole number of ms', async () => {
+    const e = new Elector({ backend: new MemoryBackend(), election: 'health-int', candidateId: 'a', leaseMs: 600 });
+    await e.start();
+    for (let i = 0; i < 20; i++) {
+      const left = e.health().leaseRemainingMs;
+      expect(left).not.toBeNull();
+      expect(Number.isInteger(left)).toBe(true);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    await e.stop();
+  });
+});

@@ -224,6 +224,11 @@ export class MysqlBackend implements ElectionBackend {
     return this.wake.isWatching(election, candidateId);
   }
 
+  /** `await using backend = …`: closes the backend when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Closes the pool if it was created from `uri` (a pool passed in stays open) and the wake-up connections. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;

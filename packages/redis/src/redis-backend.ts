@@ -151,6 +151,11 @@ export class RedisBackend implements ElectionBackend {
     return confirmed >= Math.floor(this.nodes.length / 2) + 1;
   }
 
+  /** `await using backend = …`: closes the backend when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Closes the clients conclave created and every subscriber connection; never a client you passed. */
   async close(): Promise<void> {
     if (this.closed) return;

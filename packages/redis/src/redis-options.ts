@@ -187,6 +187,14 @@ export function parseRedisUrl(url: unknown): string[] {
   const m = /^(rediss?):\/\/(?:([^@/?#]*)@)?([^/?#]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
   if (!m) throw bad('expected redis://[user:pass@]host:port[/db] or rediss://…');
   const [, scheme, auth, hosts, path = '', query = ''] = m;
+  if (auth !== undefined) {
+    try {
+      decodeURIComponent(auth);
+    } catch {
+      // Caught here, before the driver: its own error would quote the password.
+      throw bad('bad percent-encoding in the user or password (a % must start %XX; write %25 for a % sign)');
+    }
+  }
   if (path !== '' && path !== '/' && !/^\/\d{1,2}$/.test(path)) throw bad('the path must be a database number');
   return hosts!.split(',').map((host) => {
     if (host === '') throw bad('empty host');

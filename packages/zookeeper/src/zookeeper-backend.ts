@@ -722,6 +722,11 @@ export class ZookeeperBackend implements ElectionBackend {
     };
   }
 
+  /** `await using backend = …`: closes the backend when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -1,7 +1,8 @@
 import { Elector, installShutdownHook } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
-import { closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
+import { inFlagTerms } from '../lease-flag';
+import { SHUTDOWN_SIGNALS, closeQuietly, onShutdownSignals, openContext, writeLine, type CommandContext } from '../cli-context';
 
 /** The JSON line `campaign --json` prints for each transition (documented in packages/cli/README.md). */
 export interface CampaignEvent {
@@ -25,7 +26,7 @@ export function createElector(ctx: CommandContext, parsed: ParsedCommand): Elect
     });
   } catch (err) {
     void closeQuietly(ctx);
-    throw err;
+    throw inFlagTerms(err, parsed.leaseMs, ctx.backend, ctx.election, parsed.command);
   }
 }
 
@@ -110,7 +111,7 @@ export async function campaignCommand(parsed: ParsedCommand): Promise<number> {
       },
       () => process.exit(EXIT.INTERRUPTED),
     );
-    const removeHook = installShutdownHook(elector, { exit: false, timeoutMs: 10_000 });
+    const removeHook = installShutdownHook(elector, { signals: SHUTDOWN_SIGNALS, exit: false, timeoutMs: 10_000 });
     void elector.start();
   });
 }

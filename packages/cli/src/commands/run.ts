@@ -1,10 +1,12 @@
 import type { Elector } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
-import { EXIT, UsageError } from '../cli-errors';
+import { EXIT, ExitError, UsageError } from '../cli-errors';
 import { closeQuietly, onShutdownSignals, openContext, warnLine, type CommandContext } from '../cli-context';
 import { SupervisedCommand, exitCodeOf, type CommandOutcome } from '../supervised-command';
 import { monotonicMs } from '../supervisor-protocol';
 import { createElector, probe } from './campaign';
+import { runOnceCommand } from './run-once';
+import { findCommand } from '../find-command';
 
 /** Default time between SIGTERM and SIGKILL, ms, when the lease allows it. */
 export const DEFAULT_GRACE_MS = 5000;
@@ -21,8 +23,33 @@ export function maxGraceMs(elector: Pick<Elector, 'options'>): number {
   return Math.max(1, Math.floor((leaseMs - renewMs - safetyMarginMs) / 2));
 }
 
+/**
+ * Starts CMD for one term under a supervisor that holds the term's lease deadline, with the
+ * term's fencing token in its environment.
+ */
+export function startSupervised(elector: Elector, argv: string[], graceMs: number, token: number): SupervisedCommand {
+  const [command, ...args] = argv;
+  return new SupervisedCommand({
+    command,
+    args,
+    graceMs,
+    env: {
+      CONCLAVE_ELECTION: elector.election,
+      CONCLAVE_ID: elector.candidateId,
+      CONCLAVE_TOKEN: String(token),
+    },
+    deadline: () => {
+      const left = elector.health().leaseRemainingMs;
+      return elector.isLeader() && left !== null ? monotonicMs() + left : null;
+    },
+  });
+}
+
 /** `conclave run -- CMD`: runs CMD only while this process leads. See COMMAND_HELP.run. */
 export async function runCommand(parsed: ParsedCommand): Promise<number> {
+  // Before any connection: a CMD that cannot start would otherwise be found out only once elected.
+  const problem = findCommand(parsed.argv[0]!);
+  if (problem) throw new ExitError(problem.message, problem.exitCode);
   const ctx = openContext(parsed);
   const elector = createElector(ctx, parsed);
   const maxGrace = maxGraceMs(elector);
@@ -36,6 +63,7 @@ export async function runCommand(parsed: ParsedCommand): Promise<number> {
   }
   const graceMs = parsed.graceMs ?? Math.min(DEFAULT_GRACE_MS, maxGrace);
   await probe(ctx);
+  if (parsed.once) return runOnceCommand(ctx, elector, parsed, (token) => startSupervised(elector, parsed.argv, graceMs, token));
   return new CommandRunner(ctx, elector, parsed.argv, graceMs).run();
 }
 
@@ -81,21 +109,8 @@ class CommandRunner {
   private async term(token: number, signal: AbortSignal): Promise<void> {
     await this.previous;
     if (signal.aborted || this.shuttingDown) return;
-    const [command, ...args] = this.argv;
-    const cmd = new SupervisedCommand({
-      command,
-      args,
-      graceMs: this.graceMs,
-      env: {
-        CONCLAVE_ELECTION: this.elector.election,
-        CONCLAVE_ID: this.elector.candidateId,
-        CONCLAVE_TOKEN: String(token),
-      },
-      deadline: () => {
-        const left = this.elector.health().leaseRemainingMs;
-        return this.elector.isLeader() && left !== null ? monotonicMs() + left : null;
-      },
-    });
+    const command = this.argv[0];
+    const cmd = startSupervised(this.elector, this.argv, this.graceMs, token);
     this.current = cmd;
     this.previous = cmd.done;
     this.ctx.logger.info({ ...this.log, token, command }, 'elected: starting the command');
