@@ -228,7 +228,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
       episodes++;
       const plan = planEpisode(rng, weights, cluster.slots.length, cluster.env, leaseMs);
       // Drawn up front too, so the seed fixes which slot moves whatever the timing.
-      const roll = rollout ? { atMs: rng.int(0, leaseMs), draw: rng.next() } : null;
+      const roll = rollout ? { atMs: rng.int(0, Math.round(leaseMs / 2)), draw: rng.next() } : null;
       const [rolled] = await Promise.all([
         roll ? delay(roll.atMs).then(() => rollout!.step(roll.draw)) : Promise.resolve(null),
         ...plan.map((f) => runFault(cluster, f, rng, faults)),
