@@ -49,7 +49,7 @@ export {
   zookeeperSessionTimeoutMs,
 } from './soak/fault-environment';
 export type { FaultBackendKind, FaultEnvironment, FaultServer, FaultTopology } from './soak/fault-environment';
-export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS } from './soak/fault-run';
+export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS, BACKEND_FAULT_WEIGHTS } from './soak/fault-run';
 export type { FaultKind, FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
 export {
   connectedServer,
@@ -64,3 +64,6 @@ export {
 export type { EnsembleScenarioResult, ScenarioOutcome } from './soak/fault-scenarios';
 export { describeFaultSuite, safetyProblems, topologyFaultRunTest } from './soak/fault-test-suite';
 export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';
+export { RollingDeployment, nodeKindOf } from './soak/rolling-deployment';
+export type { RollRecord, RolloutReport } from './soak/rolling-deployment';
+export { MIGRATION_NODE_KINDS, MIGRATION_MYSQL, MIGRATION_ZOOKEEPER } from './soak/migration-environment';

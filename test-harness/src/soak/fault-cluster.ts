@@ -47,6 +47,11 @@ export interface CandidateSlot {
   frozen: boolean;
   /** Killed and not yet replaced: other faults leave it alone (a second spawn would orphan a process). */
   restarting: boolean;
+  /**
+   * What its next process runs, where the environment has several node kinds (a rolling
+   * deployment changes it between processes; a killed process comes back as the same kind).
+   */
+  nodeKind?: string;
 }
 
 /** The candidate id the `duplicate-id` topology gives the processes of slots 0 and 1. */
@@ -124,6 +129,7 @@ export class FaultCluster {
       for (let i = 0; i < resolved.candidates; i++) {
         const links: FaultProxy[] = [];
         const slot: CandidateSlot = { index: i, proxy: allLinks(links), links, proc: null as unknown as CandidateProcess, generation: 0, frozen: false, restarting: false };
+        if (env.nodeKinds) slot.nodeKind = env.nodeKinds[0]!;
         cluster.slots.push(slot);
         for (const server of env.servers) links.push(await startFaultProxy({ targetPort: server.port }));
         slot.proc = await cluster.spawn(slot);
@@ -141,8 +147,9 @@ export class FaultCluster {
   }
 
   /**
-   * Starts a new process in `slot`, and resolves once it is ready. A new candidate id, except
-   * for the duplicated slots of the `duplicate-id` topology: a restarted pod keeps its name.
+   * Starts a new process in `slot`, and resolves once it is ready. A new candidate id (ending in
+   * the slot's node kind, if it has one), except for the duplicated slots of the `duplicate-id`
+   * topology: a restarted pod keeps its name.
    */
   async spawn(slot: CandidateSlot): Promise<CandidateProcess> {
     // A process the slot forgets would keep campaigning unobserved by the checks of the run.
@@ -150,10 +157,11 @@ export class FaultCluster {
       throw new Error(`harness: slot ${slot.index} would orphan its live process ${slot.proc.key}`);
     }
     const generation = slot.generation++;
-    const id = this.topology === 'duplicate-id' && slot.index < 2 ? DUPLICATE_CANDIDATE_ID : `c${slot.index}-${generation}`;
+    const kind = slot.nodeKind === undefined ? '' : `-${slot.nodeKind}`;
+    const id = this.topology === 'duplicate-id' && slot.index < 2 ? DUPLICATE_CANDIDATE_ID : `c${slot.index}-${generation}${kind}`;
     const proc = await CandidateProcess.start(
       {
-        backend: this.env.urlFor(slot.links.map((l) => l.port)),
+        backend: this.env.urlFor(slot.links.map((l) => l.port), slot.nodeKind),
         election: this.election,
         candidateId: id,
         leaseMs: this.leaseMs,

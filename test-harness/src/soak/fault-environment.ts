@@ -4,9 +4,15 @@ import { join } from 'node:path';
 import { startMariadb } from '../servers/mysql-server';
 import { RedisServer } from '../servers/redis-server';
 import { startZookeeperEnsemble, startZookeeperServer, type ZookeeperEnsemble, type ZookeeperServerOptions } from '../servers/zookeeper-server';
+import { startMigrationServers } from './migration-environment';
 
-export type FaultBackendKind = 'mysql' | 'redis' | 'zookeeper';
-export const FAULT_BACKENDS: readonly FaultBackendKind[] = ['mysql', 'redis', 'zookeeper'];
+/**
+ * The backend under test. `migrate` is `@conclave/migrate` moving an election from ZooKeeper to
+ * MySQL: a private ZooKeeper and a private MariaDB, and candidates that a rolling deployment moves
+ * between node kinds (see `FaultEnvironment.nodeKinds`).
+ */
+export type FaultBackendKind = 'mysql' | 'redis' | 'zookeeper' | 'migrate';
+export const FAULT_BACKENDS: readonly FaultBackendKind[] = ['mysql', 'redis', 'zookeeper', 'migrate'];
 
 /**
  * The deployment a fault run stages.
@@ -30,7 +36,7 @@ export const TOPOLOGY_BACKENDS: Readonly<Record<FaultTopology, readonly FaultBac
   'no-persistence': ['redis'],
   quorum: ['redis'],
   ensemble: ['zookeeper'],
-  'duplicate-id': FAULT_BACKENDS,
+  'duplicate-id': ['mysql', 'redis', 'zookeeper'],
 };
 
 /** One private server of a fault environment. */
@@ -48,6 +54,8 @@ export interface FaultServer {
   /** SIGSTOP / SIGCONT of the server, when the launcher can (not ZooKeeper's). */
   pause?(): void;
   resume?(): void;
+  /** What it is, where an environment mixes servers of several backends (fault records name it). */
+  readonly label?: string;
 }
 
 /**
@@ -59,8 +67,17 @@ export interface FaultEnvironment {
   readonly kind: FaultBackendKind;
   readonly topology: FaultTopology;
   readonly servers: readonly FaultServer[];
-  /** The backend URL of a candidate whose traffic to server i goes through the proxy on `proxyPorts[i]`. */
-  urlFor(proxyPorts: readonly number[]): string;
+  /**
+   * The backend URL of a candidate whose traffic to server i goes through the proxy on
+   * `proxyPorts[i]`; `nodeKind` (one of `nodeKinds`, default the first) where there are several.
+   */
+  urlFor(proxyPorts: readonly number[], nodeKind?: string): string;
+  /**
+   * The kinds of candidate process a rolling deployment moves through, in order, where the
+   * environment has them (`migrate`: old ZooKeeper-only, `dual`, `to-only`). Every candidate
+   * starts as the first. Kinds two steps apart share no lease and never run together.
+   */
+  readonly nodeKinds?: readonly string[];
   /** Whether a restarted server comes back without its data (no persistence). */
   readonly restartLosesState: boolean;
   /**
@@ -115,7 +132,10 @@ type IsolatingEnsemble = ZookeeperEnsemble & {
   heal?(): void;
 };
 
-function withFirstServer(env: Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>): FaultEnvironment {
+/** An environment before `withFirstServer` adds the single-server shortcuts. */
+export type FaultEnvironmentCore = Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>;
+
+function withFirstServer(env: FaultEnvironmentCore): FaultEnvironment {
   const first = env.servers[0]!;
   return {
     ...env,
@@ -143,6 +163,22 @@ function redisServer(index: number, server: RedisServer): FaultServer {
 export async function startFaultEnvironment(kind: FaultBackendKind, leaseMs: number, topology: FaultTopology = 'single'): Promise<FaultEnvironment> {
   if (!TOPOLOGY_BACKENDS[topology].includes(kind)) {
     throw new Error(`topology ${topology} runs on ${TOPOLOGY_BACKENDS[topology].join(', ')}, not ${kind}`);
+  }
+  if (kind === 'migrate') {
+    const sessionTimeoutMs = zookeeperSessionTimeoutMs(leaseMs);
+    return withFirstServer({
+      kind,
+      topology,
+      ...(await startMigrationServers(sessionTimeoutMs)),
+      // ZooKeeper's margin, the larger of the two sides': once both answer, a migration adds no
+      // wait of its own. A dual candidate waits for `to` (half a lease at most, then gives `from`
+      // back) or for the lease of whoever holds `to` (ended early by `to`'s wake-up) only while
+      // `to` fails or is held, and a dual leader that loses either side gives the other back at
+      // once; what is left is each side's own: a killed or cut-off holder's MySQL row lasts a
+      // lease, its ZooKeeper node the session timeout, and the backoff after failed calls is at
+      // most a lease.
+      recoveryMarginMs: leaseMs + sessionTimeoutMs + RECOVERY_SLACK_MS,
+    });
   }
   if (kind === 'redis' && (topology === 'no-persistence' || topology === 'quorum')) {
     // RedisServer's defaults: `--save "" --appendonly no`; a restart comes back empty.

@@ -17,6 +17,7 @@ import {
 } from '../history/split-brain-checker';
 import { delay } from '../wait-for';
 import { FaultCluster, type CandidateSlot, type FaultClusterOptions } from './fault-cluster';
+import { RollingDeployment, type RolloutReport } from './rolling-deployment';
 import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /**
@@ -40,8 +41,11 @@ import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs, type FaultBackendKind,
  * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
  *   resets, half each) while its clients still reach it, 0.3–1.2 × (the ensemble's election
  *   time + the session timeout); the server the leader's client uses 60 % of the time.
+ * - `blip` (several servers; drawn on `migrate`): every candidate's link to one server
+ *   blackholed or cut (half each) for 1.5–2.5 s, one side of a migration at a time; the server
+ *   itself runs on.
  */
-export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate';
+export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate' | 'blip';
 export const FAULT_KINDS: readonly FaultKind[] = [
   'kill',
   'freeze',
@@ -53,6 +57,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'step-down',
   'link',
   'isolate',
+  'blip',
 ];
 
 export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
@@ -67,6 +72,8 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   // Drawn only where the topology has several servers (see `weightsFor`).
   link: 14,
   isolate: 8,
+  // Drawn only where a backend asks for it (see `BACKEND_FAULT_WEIGHTS`).
+  blip: 0,
 };
 
 /**
@@ -81,11 +88,37 @@ export const TOPOLOGY_FAULT_WEIGHTS: Readonly<Record<FaultTopology, Partial<Reco
   ensemble: { 'server-restart': 10, isolate: 18, link: 18 },
 };
 
+/**
+ * A backend whose run is about something narrower than the whole catalogue. `migrate`: a rolling
+ * migration (a step in every episode, see `RollingDeployment`) with random SIGKILLs and blips of
+ * either side.
+ */
+export const BACKEND_FAULT_WEIGHTS: Readonly<Partial<Record<FaultBackendKind, Record<FaultKind, number>>>> = {
+  migrate: {
+    kill: 4,
+    blip: 6,
+    freeze: 0,
+    partition: 0,
+    cut: 0,
+    delay: 0,
+    'server-restart': 0,
+    'server-pause': 0,
+    'step-down': 0,
+    link: 0,
+    isolate: 0,
+  },
+};
+
 /** The catalogue's weights for the topology, minus the faults the environment cannot inflict. */
 function weightsFor(env: FaultEnvironment, overrides: Partial<Record<FaultKind, number>> | undefined): Record<FaultKind, number> {
-  const weights: Record<FaultKind, number> = { ...DEFAULT_FAULT_WEIGHTS, ...TOPOLOGY_FAULT_WEIGHTS[env.topology], ...overrides };
+  const weights: Record<FaultKind, number> = {
+    ...DEFAULT_FAULT_WEIGHTS,
+    ...TOPOLOGY_FAULT_WEIGHTS[env.topology],
+    ...BACKEND_FAULT_WEIGHTS[env.kind],
+    ...overrides,
+  };
   if (!env.servers.some((s) => s.pause)) weights['server-pause'] = 0;
-  if (env.servers.length < 2) weights.link = 0;
+  if (env.servers.length < 2) weights.link = weights.blip = 0;
   if (!env.isolateServer) weights.isolate = 0;
   return weights;
 }
@@ -102,6 +135,11 @@ export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
   signal?: AbortSignal;
   /** Where to write the history when the run finds a problem. Default: a file under the temp dir. */
   dumpPath?: string | null;
+  /**
+   * Where the environment has node kinds (`migrate`): also stop starting episodes once the
+   * rolling deployment has gone forward and back this many times.
+   */
+  rolloutCycles?: number;
 }
 
 export interface FaultRecord {
@@ -137,6 +175,8 @@ export interface FaultRunResult {
   selfLeaderFollowers: Array<{ process: string; atMs: number }>;
   /** Where the history was written, when there were problems. */
   dumpedTo: string | null;
+  /** The rolling deployment, where the environment has node kinds (one step per episode). */
+  rollout: RolloutReport | null;
   history: TermHistoryEvent[];
   writes: GuardWrite[];
 }
@@ -161,6 +201,8 @@ interface PlannedFault {
  * A seeded randomized fault run: episodes of 1–3 simultaneous faults (drawn from the catalogue
  * with the seeded PRNG), each healed after its hold time; after every episode the run waits for a
  * leader (liveness, bounded by leaseMs + the environment's documented margin) and pauses briefly.
+ * Where the environment has node kinds (`migrate`), every episode also moves one candidate a step
+ * of a rolling deployment, at a random point of the episode (so often during a fault).
  * At the end every candidate is stopped and the whole history is checked.
  */
 export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunResult> {
@@ -173,6 +215,8 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   const faults: FaultRecord[] = [];
   const heals: HealPoint[] = [];
   const recoveryBoundMs = leaseMs + cluster.env.recoveryMarginMs;
+  const rollout = cluster.env.nodeKinds ? new RollingDeployment(cluster, cluster.env.nodeKinds, recoveryBoundMs) : null;
+  const cyclesDone = () => rollout !== null && options.rolloutCycles !== undefined && rollout.cyclesDone >= options.rolloutCycles;
   const started = monotonicMs();
   let episodes = 0;
   let runError: unknown = null;
@@ -180,19 +224,25 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
     const first = await cluster.waitForLeader(30_000);
     if (first === null) throw new Error(`no leader within 30 s of start-up${lastLogged(cluster)}`);
     let lastProgress = monotonicMs();
-    while (monotonicMs() - started < options.durationMs && !options.signal?.aborted) {
+    while (monotonicMs() - started < options.durationMs && !options.signal?.aborted && !cyclesDone()) {
       episodes++;
       const plan = planEpisode(rng, weights, cluster.slots.length, cluster.env, leaseMs);
-      await Promise.all(plan.map((f) => runFault(cluster, f, rng, faults)));
+      // Drawn up front too, so the seed fixes which slot moves whatever the timing.
+      const roll = rollout ? { atMs: rng.int(0, Math.round(leaseMs / 2)), draw: rng.next() } : null;
+      const [rolled] = await Promise.all([
+        roll ? delay(roll.atMs).then(() => rollout!.step(roll.draw)) : Promise.resolve(null),
+        ...plan.map((f) => runFault(cluster, f, rng, faults)),
+      ]);
       const healedAt = monotonicMs();
-      const label = plan.map((f) => f.kind).join('+');
+      const label = [...plan.map((f) => f.kind), ...(rolled ? [`roll ${rolled.from}→${rolled.to}`] : [])].join('+');
       heals.push({ atMs: healedAt, label, boundMs: recoveryBoundMs });
       const waited = await cluster.waitForLeader(recoveryBoundMs + 10_000);
       if (waited === null) log(`episode ${episodes} (${label}): no leader ${Math.round(recoveryBoundMs + 10_000)} ms after healing (${cluster.describeSlots()})`);
       await delay(rng.int(100, 800));
       if (monotonicMs() - lastProgress > 30_000) {
         lastProgress = monotonicMs();
-        log(`${options.backend} ${topology}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes`);
+        const steps = rollout ? `, ${rolloutLine(rollout.report())}` : '';
+        log(`${options.backend} ${topology}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes${steps}`);
       }
     }
   } catch (err) {
@@ -242,6 +292,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
             problems,
             faults,
             heals,
+            rollout: rollout?.report() ?? null,
             report,
             recovery,
             history,
@@ -271,6 +322,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
     ok: problems.length === 0,
     selfLeaderFollowers,
     dumpedTo,
+    rollout: rollout?.report() ?? null,
     history,
     writes,
   };
@@ -335,6 +387,7 @@ function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: numbe
       available['server-restart'] = 0;
       available['server-pause'] = 0;
       available.isolate = 0;
+      available.blip = 0;
     }
     const kind = rng.weighted(available);
     const offsetMs = i === 0 ? 0 : rng.int(0, Math.round(leaseMs / 2));
@@ -359,7 +412,7 @@ function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: numbe
       leaderTaken = true;
       server = "client's";
       target = 'leader';
-    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate') {
+    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate' || kind === 'blip') {
       serverFault = true;
       target = 'server';
     } else if (!leaderTaken && (kind === 'step-down' || rng.chance(0.7))) {
@@ -399,6 +452,8 @@ function holdFor(kind: FaultKind, rng: Prng, leaseMs: number): number {
     case 'isolate':
       // Up to past the time the others take to give the member up and elect without it.
       return Math.round((ENSEMBLE_ELECTION_MS + zookeeperSessionTimeoutMs(leaseMs)) * rng.between(0.3, 1.2));
+    case 'blip':
+      return rng.int(1500, 2500);
   }
 }
 
@@ -426,9 +481,13 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
   }
   if (slot && (slot.frozen || slot.restarting)) return; // another fault of this episode froze or killed it
   const server = await resolveServer(cluster, f, slot);
+  // A rolling step may have taken the slot meanwhile.
+  if (slot && (slot.frozen || slot.restarting)) return;
   const atMs = monotonicMs();
+  const label = cluster.env.servers[server]?.label;
+  const serverName = label ? `server ${server} (${label})` : `server ${server}`;
   const target =
-    f.kind === 'link' ? `${slot!.proc.key} → server ${server}` : f.target === 'server' || f.kind === 'isolate' ? `server ${server}` : slot!.proc.key;
+    f.kind === 'link' ? `${slot!.proc.key} → ${serverName}` : f.target === 'server' || f.kind === 'isolate' ? serverName : slot!.proc.key;
   record.push({ kind: f.kind, target, atMs, holdMs: f.holdMs, onLeader });
   const env = cluster.env;
   switch (f.kind) {
@@ -488,6 +547,17 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
       await delay(f.holdMs);
       env.healServers!();
       return;
+    case 'blip': {
+      // Every slot's link to that server, so a process started meanwhile meets the blip too.
+      const links = cluster.slots.map((s) => s.links[server]!);
+      for (const link of links) {
+        if (f.blackhole) link.blackhole();
+        else link.cut();
+      }
+      await delay(f.holdMs);
+      for (const link of links) link.resume();
+      return;
+    }
     case 'step-down':
       slot!.proc.send({ type: 'stepDown' });
       return;
@@ -508,13 +578,14 @@ async function resolveServer(cluster: FaultCluster, f: PlannedFault, slot: Candi
 /** The one summary line of a run (soak output, test failure messages). */
 export function summarizeRun(r: FaultRunResult): string {
   const kinds = FAULT_KINDS.filter((k) => r.faultCounts[k] > 0)
-    .map((k) => `${k} ${r.faultCounts[k]}`)
+    .map((k) => `${k} ${r.faultCounts[k]}${k === 'blip' ? ` [${countBy(r.faults.filter((f) => f.kind === k).map((f) => f.target))}]` : ''}`)
     .join(', ');
   const g = r.report.guard;
   const stale = g ? g.staleWrites.length + g.sharedTokens.length : 0;
   return [
     `${r.backend}${r.topology === 'single' ? '' : ` ${r.topology}`}: ${Math.round(r.elapsedMs / 1000)} s, seed ${r.seed}, lease ${r.leaseMs} ms`,
     `faults: ${r.faults.length} (${kinds}) in ${r.episodes} episodes`,
+    ...(r.rollout ? [rolloutLine(r.rollout)] : []),
     `terms: ${r.report.intervals.length}`,
     `overlaps: ${r.report.overlaps.length}`,
     `token regressions: ${r.report.tokenRegressions.length}`,
@@ -526,6 +597,18 @@ export function summarizeRun(r: FaultRunResult): string {
     `followers seeing themselves lead: ${r.selfLeaderFollowers.length}`,
     r.ok ? 'OK' : `FAILED: ${r.problems.join('; ')}${r.dumpedTo ? ` (history in ${r.dumpedTo})` : ''}`,
   ].join(', ');
+}
+
+/** `a 3, b 1`: how many times each value occurs, in order of first occurrence. */
+function countBy(values: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].map(([v, n]) => `${v} ${n}`).join(', ');
+}
+
+/** `rolling steps: 40 (old→dual 10, …), 2 cycles, 1 put off`. */
+function rolloutLine(r: RolloutReport): string {
+  return `rolling steps: ${r.steps} (${countBy(r.rolls.map((x) => `${x.from}→${x.to}`))}), ${r.cycles} cycles, ${r.deferred} put off`;
 }
 
 export { summarize };

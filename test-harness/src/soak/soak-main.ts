@@ -1,16 +1,18 @@
 /**
- * `npm run soak -- --backend <mysql|redis|zookeeper> [--topology T] --seconds N [--seed S] [--lease-ms L] [--candidates C]`
+ * `npm run soak -- --backend <mysql|redis|zookeeper|migrate> [--topology T] --seconds N [--seed S] [--lease-ms L] [--candidates C]`
  *
  * Starts the private servers of that backend in topology T (default `single`; `no-persistence`
- * and `quorum` on Redis, `ensemble` on ZooKeeper, `duplicate-id` on any: see `FaultTopology`),
- * C candidate processes (default 3) each behind its own fault proxy to each server, and a guarded resource on the shared Redis (MariaDB for the mysql backend); injects
- * seeded random faults for N seconds (see `FAULT_KINDS`), then checks the whole history. Prints
- * progress lines and one summary line:
+ * and `quorum` on Redis, `ensemble` on ZooKeeper, `duplicate-id` on the three: see `FaultTopology`),
+ * C candidate processes (default 3, 5 for `migrate`) each behind its own fault proxy to each server, and a guarded resource on the shared Redis (MariaDB for the mysql backend); injects
+ * seeded random faults for N seconds (see `FAULT_KINDS`), then checks the whole history. `migrate`
+ * runs a ZooKeeper → MySQL migration over and over (old → dual → to-only → dual → old …, one
+ * process per episode) with SIGKILLs and blips of either side. Prints progress lines, one
+ * summary line and the line that replays the run:
  *
  *   soak mysql: 600 s, seed 123, …, faults: 312 (…), overlaps: 0, …, stale writes: 0, … OK
  *
- * Exit code 0 when clean, 1 when the checker found a problem (the line then names the seed to
- * replay, and the history is written to a JSON file), 2 for a usage error. SIGINT/SIGTERM end the
+ * Exit code 0 when clean, 1 when the checker found a problem (the history is then written to a
+ * JSON file), 2 for a usage error. SIGINT/SIGTERM end the
  * run early: it still heals, stops and checks, and cleans up its servers and processes.
  */
 import { randomSeed } from '../faults/prng';
@@ -27,7 +29,8 @@ interface SoakArgs {
 }
 
 const USAGE =
-  'usage: npm run soak -- --backend <mysql|redis|zookeeper> [--topology <single|no-persistence|quorum|ensemble|duplicate-id>] --seconds N [--seed S] [--lease-ms L] [--candidates C]';
+  'usage: npm run soak -- --backend <mysql|redis|zookeeper|migrate> [--topology <single|no-persistence|quorum|ensemble|duplicate-id>] --seconds N [--seed S] [--lease-ms L] [--candidates C]\n' +
+  '  migrate: a ZooKeeper → MySQL migration rolled forward and back, one process per episode, with SIGKILLs and blips of either side (5 candidates by default)';
 
 function parseArgs(argv: string[]): SoakArgs {
   const values = new Map<string, string>();
@@ -62,7 +65,8 @@ function parseArgs(argv: string[]): SoakArgs {
     seconds: int('seconds', 60, 1),
     seed: int('seed', randomSeed(), 0),
     leaseMs: int('lease-ms', 1500, 500),
-    candidates: int('candidates', 3, 2),
+    // A rolling migration needs a fleet: old, dual and to-only processes side by side.
+    candidates: int('candidates', backend === 'migrate' ? 5 : 3, 2),
   };
 }
 
@@ -104,9 +108,7 @@ async function main(): Promise<number> {
     signal: abort.signal,
   });
   console.log(`soak ${summarizeRun(result)}`);
-  if (!result.ok) {
-    console.log(`replay: npm run soak -- --backend ${args.backend} --topology ${args.topology} --seconds ${args.seconds} --seed ${args.seed} --lease-ms ${args.leaseMs} --candidates ${args.candidates}`);
-  }
+  console.log(`replay: npm run soak -- --backend ${args.backend} --topology ${args.topology} --seconds ${args.seconds} --seed ${args.seed} --lease-ms ${args.leaseMs} --candidates ${args.candidates}`);
   return result.ok ? 0 : 1;
 }
 
