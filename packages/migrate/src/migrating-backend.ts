@@ -457,6 +457,11 @@ export class MigratingBackend implements ElectionBackend {
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
 
+  /** `await using backend = new MigratingBackend(…)`: closes it (both sides, with `closeBackends`) when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** The one backend used outside `dual`. */
   private single(): ElectionBackend {
     return this.phase === 'to-only' ? this.to : this.from;
