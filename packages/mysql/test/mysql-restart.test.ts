@@ -69,7 +69,7 @@ describe('server killed and restarted', () => {
     const e = uniqueElection('frozen');
     try {
       expect(await backend.campaign({ election: e, candidateId: 'A', leaseMs: 2000 })).toMatchObject({ role: 'leader' });
-      server.pause();
+      await server.pause();
       const started = performance.now();
       await expect(backend.renew({ election: e, candidateId: 'A', token: 1, leaseMs: 2000 })).rejects.toMatchObject({
         code: 'BACKEND_UNAVAILABLE',

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, waitForPort } from './free-port';
+import { freezeProcess } from './freeze-process';
 
 const run = promisify(execFile);
 
@@ -15,8 +16,8 @@ export interface MariadbServer {
   datadir: string;
   /** SIGKILL: a crash, the server's sessions vanish without a goodbye. Resolves when the process is gone. */
   kill(): Promise<void>;
-  /** SIGSTOP: a frozen server; connections open but nothing answers. */
-  pause(): void;
+  /** SIGSTOP: a frozen server; connections open but nothing answers. Resolves once every thread has stopped. */
+  pause(): Promise<void>;
   /** SIGCONT after pause(). */
   resume(): void;
   /** Starts the server again on the same port and datadir (after kill() or a stop without cleanup). */
@@ -107,8 +108,8 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
       proc?.kill('SIGKILL');
       await exited(proc);
     },
-    pause() {
-      child?.kill('SIGSTOP');
+    async pause() {
+      if (child) await freezeProcess(child);
     },
     resume() {
       child?.kill('SIGCONT');

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, waitForPort } from './free-port';
+import { freezeProcess } from './freeze-process';
 
 export interface RedisServerOptions {
   /** Port to listen on; default a free one. It stays the same across `restart()`. */
@@ -58,11 +59,11 @@ export class RedisServer {
     await this.launch();
   }
 
-  /** Freezes the process (SIGSTOP): connections stay open, nothing answers. */
-  pause(): void {
+  /** Freezes the process (SIGSTOP): connections stay open, nothing answers. Resolves once it has stopped. */
+  async pause(): Promise<void> {
     if (this.child && !this.paused) {
-      this.child.kill('SIGSTOP');
       this.paused = true;
+      await freezeProcess(this.child);
     }
   }
 

@@ -51,8 +51,8 @@ export interface FaultServer {
    * environment's `restartLosesState` (a server without persistence comes back empty).
    */
   restart(): Promise<void>;
-  /** SIGSTOP / SIGCONT of the server, when the launcher can (not ZooKeeper's). */
-  pause?(): void;
+  /** SIGSTOP / SIGCONT of the server, when the launcher can (not ZooKeeper's); pause resolves once it has stopped. */
+  pause?(): Promise<void> | void;
   resume?(): void;
   /** What it is, where an environment mixes servers of several backends (fault records name it). */
   readonly label?: string;
@@ -104,7 +104,7 @@ export interface FaultEnvironment {
   readonly serverPort: number;
   killServer(): Promise<void>;
   restartServer(): Promise<void>;
-  pauseServer?(): void;
+  pauseServer?(): Promise<void> | void;
   resumeServer?(): void;
 }
 

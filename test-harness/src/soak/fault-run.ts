@@ -529,7 +529,7 @@ async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, recor
       return;
     case 'server-pause': {
       const paused = env.servers[server]!.pause ? env.servers[server]! : env.servers.find((s) => s.pause)!;
-      paused.pause!();
+      await paused.pause!();
       await delay(f.holdMs);
       paused.resume!();
       return;
