@@ -36,8 +36,8 @@ export interface StartMariadbOptions {
 }
 
 /**
- * A private MariaDB for tests that kill and restart the server: its own datadir under /tmp
- * (`mariadb-install-db`), a free port on 127.0.0.1, a socket inside the datadir, no grant
+ * A private MariaDB for tests that kill and restart the server: its own datadir and tmpdir under
+ * /tmp (`mariadb-install-db`), a free port on 127.0.0.1, a socket inside the datadir, no grant
  * tables (root, any password), small buffers so it starts fast on a small machine.
  */
 export async function startMariadb(options: StartMariadbOptions = {}): Promise<MariadbServer> {
@@ -45,11 +45,16 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
   const installDb = options.installDb ?? findBinary('mariadb-install-db');
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const datadir = await mkdtemp(join(tmpdir(), 'conclave-mariadb-'));
+  // A tmpdir of its own: a starting server deletes every `#sql*` file in its tmpdir, so servers
+  // sharing /tmp destroy each other's temporary tables (a bootstrap beside another start fails
+  // with "Unknown table 'mysql.tmp_user_sys'").
+  const ownTmp = await mkdtemp(join(tmpdir(), 'conclave-mariadb-tmp-'));
   await run(
     installDb,
     [
       '--no-defaults',
       `--datadir=${datadir}`,
+      `--tmpdir=${ownTmp}`,
       '--user=root',
       '--auth-root-authentication-method=normal',
       '--skip-test-db',
@@ -67,6 +72,7 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
       [
         '--no-defaults',
         `--datadir=${datadir}`,
+        `--tmpdir=${ownTmp}`,
         `--port=${port}`,
         '--bind-address=127.0.0.1',
         `--socket=${join(datadir, 'mysqld.sock')}`,
@@ -132,6 +138,7 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
         clearTimeout(timer);
       }
       await rm(datadir, { recursive: true, force: true });
+      await rm(ownTmp, { recursive: true, force: true });
     },
   };
 }
