@@ -373,9 +373,17 @@ export class MigratingBackend implements ElectionBackend {
     return result;
   }
 
-  /** In `dual`, the leader the old fleet sees: `from`'s. */
-  getLeader(election: string): Promise<LeaderInfo | null> {
-    return (this.phase === 'to-only' ? this.to : this.from).getLeader(election);
+  /**
+   * In `dual`, the leader that acts: whoever holds `to` (a dual leader, holding both, or a
+   * to-only one beside dual nodes), with the token its Elector holds; else `from`'s (an old node
+   * beside dual ones). Both sides are read, and either failing fails the answer: one side alone
+   * cannot tell which fleet mix is running.
+   */
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    if (this.phase !== 'dual') return this.single().getLeader(election);
+    validate(election);
+    const [onFrom, onTo] = await Promise.all([this.from.getLeader(election), this.to.getLeader(election)]);
+    return onTo ?? onFrom;
   }
 
   /**
