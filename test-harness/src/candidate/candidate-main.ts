@@ -5,7 +5,7 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { Elector, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
+import { ConclaveError, Elector, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { openGuard } from '../guard/guarded-resource';
 import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
@@ -55,11 +55,12 @@ function reportingLogger(): Logger {
   const forward = (level: 'warn' | 'error') => (context: object, message: string) => {
     const err = (context as { err?: unknown }).err;
     const text = err instanceof Error ? `${message}: ${err.message}` : message;
+    const code = err instanceof ConclaveError ? err.code : undefined;
     const atMs = now();
     if (text === last && atMs - lastAt < 1000) return;
     last = text;
     lastAt = atMs;
-    report({ type: 'log', atMs, level, message: text });
+    report({ type: 'log', atMs, level, message: text, ...(code ? { code } : {}) });
   };
   return { debug: () => undefined, info: () => undefined, warn: forward('warn'), error: forward('error') };
 }

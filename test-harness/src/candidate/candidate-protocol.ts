@@ -49,6 +49,6 @@ export type CandidateReport =
    */
   | { type: 'write'; atMs: number; doneAtMs: number; token: number; accepted: boolean; seq: number | null; error?: string }
   /** A warning or error the Elector logged (repeats within a second left out). */
-  | { type: 'log'; atMs: number; level: 'warn' | 'error'; message: string }
+  | { type: 'log'; atMs: number; level: 'warn' | 'error'; message: string; /** The `ConclaveError` code of the error logged, if any. */ code?: string }
   | { type: 'stopped'; atMs: number }
   | { type: 'error'; atMs: number; message: string };
