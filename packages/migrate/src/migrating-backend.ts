@@ -349,6 +349,7 @@ export class MigratingBackend implements ElectionBackend {
     }
     const result = await this.to.campaign(request);
     if (result.role !== 'leader') {
+      this.oldLeaders.noteToLeader(election, result.leaderId);
       this.oldLeaders.lookSoon(election, leaseMs);
       return result;
     }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ElectionBackend, LeaderInfo } from '@conclave/core';
+import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/core';
 
 /**
  * What a `to-only` candidate knows of `from`'s leader, to keep the one forbidden mix — old
@@ -13,6 +13,11 @@ import type { ElectionBackend, LeaderInfo } from '@conclave/core';
  * - `from` showing a leader while `to` is free means an old node, or a dual one passing through
  *   `from`'s head: a `to-only` candidate does not start a term beside it (it waits).
  * - the same `from` term seen for a whole lease means an old node: a conflict, reported.
+ * - unless its holder has been seen leading `to` (a follower's campaign on `to` names `to`'s
+ *   leader): an old node never holds `to`, so that `from` term is a dual one. It neither blocks
+ *   a new term on `to` (whoever takes `to` ends the dual term: a dual leader needs both) nor
+ *   counts as a conflict, however long it stays — a killed dual leader's ZooKeeper node outlives
+ *   its `to` lease until its session expires.
  *
  * Looks are made in the background at most every half lease while following or leading, and
  * one is awaited (briefly) before each new term. Errors and slow answers count as "`from` unknown": `from` may be gone for good
@@ -20,7 +25,9 @@ import type { ElectionBackend, LeaderInfo } from '@conclave/core';
  */
 export class OldLeaderWatch {
   /** `from`'s leader as first seen in its present term, by election. */
-  private readonly sightings = new Map<string, LeaderInfo & { since: number }>();
+  private readonly sightings = new Map<string, LeaderInfo & { since: number; dual: boolean }>();
+  /** `to`'s leader as a campaign on `to` last named it, and when, by election. */
+  private readonly toLeaders = new Map<string, { candidateId: string; at: number }>();
   /** The last look's outcome and when it ended, by election. */
   private readonly looks = new Map<string, { at: number; known: boolean }>();
   /** Looks under way, by election. */
@@ -38,6 +45,22 @@ export class OldLeaderWatch {
     return this.conflicts.get(election);
   }
 
+  /**
+   * `to`'s leader, as a follower's campaign on `to` named it: a `from` term held by the same
+   * candidate is a dual term (see the class comment).
+   */
+  noteToLeader(election: string, candidateId: string | null): void {
+    if (candidateId === null) return;
+    // Campaign answers may name the instance (`<candidate id> <nonce>`); getLeader names the candidate.
+    const leader = candidateOf(candidateId);
+    this.toLeaders.set(election, { candidateId: leader, at: performance.now() });
+    const seen = this.sightings.get(election);
+    if (seen?.candidateId === leader) {
+      seen.dual = true;
+      this.conflicts.delete(election);
+    }
+  }
+
   /** Starts a look at `from`'s leader unless one ended less than half a lease ago. */
   lookSoon(election: string, leaseMs: number): void {
     const last = this.looks.get(election);
@@ -48,8 +71,8 @@ export class OldLeaderWatch {
   /**
    * `from`'s leader before a new term on `to`, from a new look awaited for at most `waitMs`
    * (unless `from` was found unknown less than half a lease ago: then at once). Resolves to the
-   * leader, null when `from` has none, or undefined when `from` is unknown (it failed or did not
-   * answer in time).
+   * leader, null when `from` has none or its leader's term is a dual one, or undefined when
+   * `from` is unknown (it failed or did not answer in time).
    */
   async leaderBeforeTerm(election: string, leaseMs: number, waitMs: number): Promise<LeaderInfo | null | undefined> {
     const last = this.looks.get(election);
@@ -59,11 +82,13 @@ export class OldLeaderWatch {
     await Promise.race([look, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
     if (this.pending.get(election) === look || !this.looks.get(election)?.known) return undefined;
-    return this.sightings.get(election) ?? null;
+    const seen = this.sightings.get(election);
+    return seen && !seen.dual ? seen : null;
   }
 
   clear(): void {
     this.sightings.clear();
+    this.toLeaders.clear();
     this.looks.clear();
     this.pending.clear();
     this.conflicts.clear();
@@ -94,9 +119,9 @@ export class OldLeaderWatch {
       this.sightings.delete(election);
       this.conflicts.delete(election);
     } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
-      this.sightings.set(election, { ...leader, since: at });
+      this.sightings.set(election, { ...leader, since: at, dual: this.ledTo(election, leader.candidateId, at, leaseMs) });
       this.conflicts.delete(election);
-    } else if (at - seen.since >= leaseMs) {
+    } else if (!seen.dual && at - seen.since >= leaseMs) {
       this.conflicts.set(
         election,
         `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +
@@ -104,5 +129,11 @@ export class OldLeaderWatch {
           'nodes must not run beside to-only nodes (they share no lease): refusing to lead until it is gone',
       );
     }
+  }
+
+  /** Whether `candidateId` was named `to`'s leader within the last lease. */
+  private ledTo(election: string, candidateId: string, at: number, leaseMs: number): boolean {
+    const onTo = this.toLeaders.get(election);
+    return onTo !== undefined && onTo.candidateId === candidateId && at - onTo.at <= leaseMs;
   }
 }

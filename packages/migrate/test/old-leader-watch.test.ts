@@ -72,3 +72,28 @@ test('a from that does not answer or fails is unknown, within the wait, and reme
   await delay(LEASE_MS / 2 + 50);
   expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
 });
+
+test('a from term whose holder was seen leading to is a dual one: it neither blocks a term nor becomes a conflict', async () => {
+  const { from, watch } = setup();
+  // A dual leader holds both sides; a to-only follower's campaign on `to` names it (as an instance).
+  await from.campaign({ election: 'e', candidateId: 'dual-1', leaseMs: 10_000 });
+  watch.noteToLeader('e', 'dual-1 0123456789ab');
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+  // Killed, its ZooKeeper node outlives its `to` lease: still the same from term a lease later.
+  await delay(LEASE_MS + 50);
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+  expect(watch.conflict('e')).toBeUndefined();
+});
+
+test('seeing to led by the from leader after the fact clears its conflict; another id on to does not', async () => {
+  const { from, watch } = setup();
+  await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
+  watch.noteToLeader('e', 'to-only-2 0123456789ab');
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  await delay(LEASE_MS + 50);
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toMatchObject({ candidateId: 'old-1' });
+  expect(watch.conflict('e')).toBeDefined();
+  watch.noteToLeader('e', 'old-1');
+  expect(watch.conflict('e')).toBeUndefined();
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
+});
