@@ -1,0 +1,85 @@
+/** What a hidden secret is shown as. */
+export const REDACTED = '***';
+
+// Query parameters whose value is a secret wherever they appear (`?password=…`, `&sslKey=…`).
+const SECRET_PARAM = /^(?:.*pass(?:word)?|pwd|.*secret|.*token|auth|.*key)$/i;
+
+/**
+ * `url` as it may be shown in a message or a log line: the password of its user info, the value
+ * of every password-like query parameter, and, in a `migrate:` URL, the same inside the
+ * percent-encoded `from=` and `to=` URLs are replaced by `***`. Never throws.
+ *
+ * The user info is found lexically rather than by WHATWG `URL` alone: a password holding a raw
+ * `@ / ? #` makes `URL` split the text elsewhere than the driver would (or fail), and the part it
+ * then calls the host is the password. So everything between `//` and the last `@` is user info;
+ * only the part before its first `:` (the user name) is kept. Hiding too much is the safe error.
+ * A connect string without a scheme (`user:pass@host:2181`) is treated the same way.
+ */
+export function redactUrl(url: string): string {
+  if (typeof url !== 'string') return String(url);
+  const migrate = /^(migrate:[^?#]*\?)(.*)$/is.exec(url);
+  if (migrate) return migrate[1]! + redactQuery(migrate[2]!, true);
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
+  const rest = url.slice(scheme.length);
+  const at = rest.lastIndexOf('@');
+  let head = '';
+  let tail = rest;
+  if (at !== -1) {
+    const userinfo = rest.slice(0, at);
+    const colon = userinfo.indexOf(':');
+    // A colon-less user info is a bare user name, except where the whole thing is a secret
+    // (`redis://secret@host` is how some clients take a password): hide it unless it is short and plain.
+    const user = colon === -1 ? (/^[A-Za-z0-9._-]{1,64}$/.test(userinfo) ? userinfo : REDACTED) : userinfo.slice(0, colon);
+    head = colon === -1 ? `${user}@` : `${hideUnsafe(user)}:${REDACTED}@`;
+    tail = rest.slice(at + 1);
+  }
+  const q = tail.indexOf('?');
+  if (q !== -1) tail = tail.slice(0, q + 1) + redactQuery(tail.slice(q + 1), false);
+  return scheme + head + tail;
+}
+
+/** A user name that holds something odd (`%`, `/`, …) may be part of a password split wrongly. */
+function hideUnsafe(user: string): string {
+  return /^[A-Za-z0-9._~-]*$/.test(user) ? user : REDACTED;
+}
+
+/** `a=b&c=d…` with secret values hidden; `from`/`to` of a migration are URLs redacted in turn. */
+function redactQuery(query: string, nested: boolean): string {
+  const [params, ...fragment] = query.split('#');
+  const redacted = params!
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      // A piece without `=` holding `@` is the rest of a value that held a raw `&`.
+      if (eq === -1) return pair.includes('@') ? REDACTED : pair;
+      const key = pair.slice(0, eq);
+      const value = pair.slice(eq + 1);
+      const name = safeDecode(key) ?? key;
+      if (nested && (name === 'from' || name === 'to')) {
+        const inner = safeDecode(value);
+        // Undecodable: nothing in it can be shown safely.
+        return `${key}=${inner === null ? REDACTED : encodeURIComponent(redactUrl(inner))}`;
+      }
+      return SECRET_PARAM.test(name) ? `${key}=${REDACTED}` : pair;
+    })
+    .join('&');
+  // Anything after a `#` may be the rest of a password that held a raw `#`.
+  return fragment.length > 0 ? `${redacted}#${REDACTED}` : redacted;
+}
+
+/** Decodes a query component as `URLSearchParams` would; null when its `%` escapes are invalid. */
+function safeDecode(component: string): string | null {
+  try {
+    return decodeURIComponent(component.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `text` (an error message, a log line) with every URL in it passed through `redactUrl`. A URL
+ * runs from its scheme to the next white space.
+ */
+export function redactText(text: string): string {
+  return text.replace(/(?:\b[a-z][a-z0-9+.-]*:\/\/|\bmigrate:)\S*/gi, (url) => redactUrl(url));
+}
