@@ -17,6 +17,16 @@ const SECRET_PARAM = /^(?:.*pass(?:word)?|pwd|.*secret|.*token|auth|.*key)$/i;
  */
 export function redactUrl(url: string): string {
   if (typeof url !== 'string') return String(url);
+  if (!url.includes('://') && !url.includes('@') && /%[0-9a-f]{2}/i.test(url)) {
+    // A URL percent-encoded once more (a migration's inner URL, encoded twice): redact it decoded.
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(url);
+    } catch {
+      return REDACTED;
+    }
+    if (decoded !== url) return encodeURIComponent(redactUrl(decoded));
+  }
   const migrate = /^(migrate:[^?#]*\?)(.*)$/is.exec(url);
   if (migrate) return migrate[1]! + redactQuery(migrate[2]!, true);
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
@@ -26,6 +36,9 @@ export function redactUrl(url: string): string {
   let tail = rest;
   if (at !== -1) {
     const userinfo = rest.slice(0, at);
+    // A `?` or `#` before the last `@`: the query (or a fragment) started inside what looks like
+    // user info, so which part is a password cannot be told. Show none of it.
+    if (/[?#]/.test(userinfo)) return `${scheme}${REDACTED}`;
     const colon = userinfo.indexOf(':');
     // A colon-less user info is a bare user name, except where the whole thing is a secret
     // (`redis://secret@host` is how some clients take a password): hide it unless it is short and plain.
@@ -46,21 +59,28 @@ function hideUnsafe(user: string): string {
 /** `a=b&c=d…` with secret values hidden; `from`/`to` of a migration are URLs redacted in turn. */
 function redactQuery(query: string, nested: boolean): string {
   const [params, ...fragment] = query.split('#');
+  // A migration's query is exactly `from=…&to=…`; anything else (a raw `&` or `#` in an inner
+  // URL) cannot be split safely, so none of it is shown.
+  if (nested && (fragment.length > 0 || !params!.split('&').every((pair) => /^(from|to)=/.test(pair)))) return REDACTED;
+  let hiding = false;
   const redacted = params!
     .split('&')
     .map((pair) => {
+      // After a secret, any further piece may be the rest of a value that held a raw `&`.
+      if (hiding) return REDACTED;
       const eq = pair.indexOf('=');
-      // A piece without `=` holding `@` is the rest of a value that held a raw `&`.
       if (eq === -1) return pair.includes('@') ? REDACTED : pair;
       const key = pair.slice(0, eq);
       const value = pair.slice(eq + 1);
       const name = safeDecode(key) ?? key;
-      if (nested && (name === 'from' || name === 'to')) {
+      if (nested) {
         const inner = safeDecode(value);
         // Undecodable: nothing in it can be shown safely.
         return `${key}=${inner === null ? REDACTED : encodeURIComponent(redactUrl(inner))}`;
       }
-      return SECRET_PARAM.test(name) ? `${key}=${REDACTED}` : pair;
+      if (!SECRET_PARAM.test(name)) return pair;
+      hiding = true;
+      return `${key}=${REDACTED}`;
     })
     .join('&');
   // Anything after a `#` may be the rest of a password that held a raw `#`.

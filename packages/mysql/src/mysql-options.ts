@@ -121,11 +121,21 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
   if (typeof uri !== 'string' || uri.length === 0) {
     throw new ConclaveError('INVALID_URL', `uri must be a non-empty string, got ${describeValue(uri)}`, { backend: KIND });
   }
+  // The user info ends at the last `@`; a raw `/ ? #` in it would make the URL parser split the
+  // password into host, path or query, which messages then quote.
+  const afterScheme = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  const at = afterScheme.lastIndexOf('@');
+  if (at !== -1 && /[/?#]/.test(afterScheme.slice(0, at))) {
+    throw new ConclaveError('INVALID_URL', `a "/", "?" or "#" in the user or password must be percent-encoded: ${redact(uri)}`, {
+      backend: KIND,
+    });
+  }
   let url: URL;
   try {
     url = new URL(uri);
-  } catch (cause) {
-    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND, cause });
+  } catch {
+    // No cause: Node's "Invalid URL" error keeps the whole input, password included.
+    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND });
   }
   if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
     throw new ConclaveError('INVALID_URL', `MySQL URI must start with mysql:// or mariadb://, got ${redact(uri)}`, {
