@@ -69,7 +69,10 @@ function query(rng: Prng, known: string[], pw: Password): string {
 
 function plain(rng: Prng, pw: Password): { url: string; shape: string } {
   const user = rng.pick(USERS);
-  const userinfo = user === '' && rng.chance(0.5) ? `:${written(rng, pw)}@` : `${user}:${written(rng, pw)}@`;
+  // `user:pw@`, `:pw@`, or a bare `pw@` (how some clients take a password alone; a colon in it
+  // would make its first part a user name, which is shown).
+  const bare = { raw: pw.raw.replace(/:/g, '!'), fragments: pw.fragments };
+  const userinfo = rng.chance(0.15) ? `${written(rng, bare)}@` : `${user}:${written(rng, pw)}@`;
   switch (rng.int(0, 3)) {
     case 0: {
       const scheme = rng.pick(['mysql', 'mariadb']);

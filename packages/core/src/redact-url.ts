@@ -12,12 +12,12 @@ const SECRET_PARAM = /^(?:.*pass(?:word)?|pwd|.*secret|.*token|auth|.*key)$/i;
  * The user info is found lexically rather than by WHATWG `URL` alone: a password holding a raw
  * `@ / ? #` makes `URL` split the text elsewhere than the driver would (or fail), and the part it
  * then calls the host is the password. So everything between `//` and the last `@` is user info;
- * only the part before its first `:` (the user name) is kept. Hiding too much is the safe error.
+ * only the part before its first `:` (the user name) is kept, when there is one. Hiding too much is the safe error.
  * A connect string without a scheme (`user:pass@host:2181`) is treated the same way.
  */
 export function redactUrl(url: string): string {
   if (typeof url !== 'string') return String(url);
-  if (!url.includes('://') && !url.includes('@') && /%[0-9a-f]{2}/i.test(url)) {
+  if (!/^migrate:/i.test(url) && !url.includes('://') && !url.includes('@') && /%[0-9a-f]{2}/i.test(url)) {
     // A URL percent-encoded once more (a migration's inner URL, encoded twice): redact it decoded.
     let decoded: string;
     try {
@@ -40,10 +40,9 @@ export function redactUrl(url: string): string {
     // user info, so which part is a password cannot be told. Show none of it.
     if (/[?#]/.test(userinfo)) return `${scheme}${REDACTED}`;
     const colon = userinfo.indexOf(':');
-    // A colon-less user info is a bare user name, except where the whole thing is a secret
-    // (`redis://secret@host` is how some clients take a password): hide it unless it is short and plain.
-    const user = colon === -1 ? (/^[A-Za-z0-9._-]{1,64}$/.test(userinfo) ? userinfo : REDACTED) : userinfo.slice(0, colon);
-    head = colon === -1 ? `${user}@` : `${hideUnsafe(user)}:${REDACTED}@`;
+    // Without a colon the whole user info may be the secret (`redis://secret@host` is how some
+    // clients take a password), so it is hidden too.
+    head = colon === -1 ? `${REDACTED}@` : `${hideUnsafe(userinfo.slice(0, colon))}:${REDACTED}@`;
     tail = rest.slice(at + 1);
   }
   const q = tail.indexOf('?');
