@@ -1,5 +1,5 @@
 import { isConclaveError } from '@conclave/core';
-import { MysqlBackend, mysql2SslOption, parseMysqlUri } from '../src';
+import { MysqlBackend, mysql2SslOption, parseMysqlUri } from '@conclave/mysql';
 import { uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
 
 /** MySQL URI parameters: TLS mapped onto mysql2's `ssl` option, everything unknown refused. No server needed. */
