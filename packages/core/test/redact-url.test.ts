@@ -1,4 +1,4 @@
-import { redactText, redactUrl } from '../src';
+import { consoleLogger, redactText, redactUrl } from '../src';
 
 /** What `redactUrl` shows: the URL's shape for a reader, never a password. */
 
@@ -42,5 +42,22 @@ describe('redactUrl', () => {
 describe('redactText', () => {
   test('hides the password of every URL in a message and leaves the rest alone', () => {
     expect(redactText('from "redis://:a1@h" to zookeeper://u:b2@h/x, done')).toBe('from "redis://:***@h" to zookeeper://u:***@h/x, done');
+  });
+});
+
+describe('consoleLogger', () => {
+  test('a URL in a logged error or field shows no password', () => {
+    const lines: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      consoleLogger('debug').warn({ err: new Error('cannot reach redis://:logsecret@h:6379'), url: 'mysql://u:logsecret2@h/db' }, 'failed');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.join('')).toContain('redis://:***@h:6379');
+    expect(lines.join('')).not.toMatch(/logsecret/);
   });
 });

@@ -54,13 +54,15 @@ export class RedisNode {
       // Connection starts at once so the first call rarely waits; errors are kept for messages,
       // never left unhandled (ioredis would print them).
       this.client = source.url === null ? new Redis(options.redisOptions) : new Redis(source.url, options.redisOptions);
-      const db = source.db ?? 0;
+      const fromUrl = Boolean(source.db);
+      const db = source.db || options.redisOptions.db || 0;
       this.client.on('error', (err: unknown) => {
         this.lastError = err;
         // ioredis reports a failed SELECT as an error event and carries on in database 0, where
         // this backend would silently share keys with whatever lives there.
-        if (db !== 0 && err instanceof Error && /\bDB index is out of range\b|\binvalid DB index\b/i.test(err.message)) {
-          this.dbError = new ConclaveError('INVALID_URL', `${this.label} has no database ${db} (the URL's "/${db}"): ${err.message}`, {
+        if (err instanceof Error && /\bDB index is out of range\b|\binvalid DB index\b/i.test(err.message)) {
+          const where = fromUrl ? `the URL's "/${db}"` : `redisOptions.db ${db}`;
+          this.dbError = new ConclaveError(fromUrl ? 'INVALID_URL' : 'INVALID_OPTIONS', `${this.label} has no database ${db} (${where}): ${err.message}`, {
             backend: KIND,
             cause: err,
           });

@@ -55,6 +55,13 @@ describe('Redis URL database on a real server', () => {
     await expect(backend.campaign({ election: uniqueName('db'), candidateId: 'c', leaseMs: 1000 })).rejects.toThrow(/has no database 99/);
   });
 
+  test('redisOptions.db the server does not have fails the first call with INVALID_OPTIONS', async () => {
+    const backend = pool.redis({ redisOptions: { host: new URL(SHARED_URL).hostname, port: Number(new URL(SHARED_URL).port || 6379), db: 99 }, keyPrefix: uniquePrefix() });
+    await expect(backend.getLeader(uniqueName('db'))).rejects.toEqual(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('redisOptions.db 99') }),
+    );
+  });
+
   test('a database the server has (/3) works', async () => {
     const backend = pool.redis({ url: `${SHARED_URL}/3`, keyPrefix: uniquePrefix() });
     await expect(backend.getLeader(uniqueName('db'))).resolves.toBeNull();
