@@ -12,16 +12,18 @@ export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss',
  * configuration. The backend owns its connections: `backend.close()` closes them.
  *
  * - `memory:` — in this process only (demos, tests).
- * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`).
+ * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`); also
+ *   `connectionLimit` and the TLS parameters `ssl`, `sslCa`, `sslCert`, `sslKey`,
+ *   `sslRejectUnauthorized`.
  * - `redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]`, `rediss://…` for TLS; a comma
  *   list of hosts (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
- * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&root=/path]`;
+ * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/path]`;
  *   credentials become a digest ACL.
  * - `migrate:<from-only|dual|to-only>?from=<url>&to=<url>` — an election moving between two
  *   backends (`@conclave/migrate`); the inner URLs are percent-encoded.
  *
- * Throws `INVALID_URL` (unknown scheme, unparsable URL) or the backend's own option errors,
- * before any I/O.
+ * Throws `INVALID_URL` (unknown scheme, unparsable URL, unknown query parameter) or the
+ * backend's own option errors, before any I/O. No message quotes a password (see `redactUrl`).
  */
 export function createBackend(url: string): ElectionBackend {
   switch (backendScheme(url)) {
