@@ -1,8 +1,6 @@
 export { runDemo } from './demo';
 export type { DemoOptions, DemoResult } from './demo';
 export { BACKEND_SCHEMES, ZOOKEEPER_URL_PARAMETERS, createBackend, createMigratingBackend, parseZookeeperUrl, redactUrl } from './backend-url';
-export { BACKEND_ENV, resolveBackendUrl } from './backend-source';
-export type { BackendSources } from './backend-source';
 export { runCli, cliVersion } from './cli';
 export { EXIT } from './cli-errors';
 export type { CampaignEvent } from './commands/campaign';
