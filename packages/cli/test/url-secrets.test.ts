@@ -76,9 +76,7 @@ describe('URL passwords never reach the conclave command\'s output', () => {
     ['zookeeper://admin:Hunterqxz@', 2, ['Hunterqxz']],
     ['redis://:Hunterqxz@', 2, ['Hunterqxz']],
     ['mysql://root:p@Hunterqxz@127.0.0.1:1/test', 1, ['Hunterqxz']],
-    ['redis://:hun%ZZterqxz@127.0.0.1:1', 2, ['terqxz']],
     [`migrate:dual?from=${encodeURIComponent('mysql://root:Hunterqxz@127.0.0.1:1/test')}&to=memory%3B`, 2, ['Hunterqxz']],
-    ['redis://127.0.0.1:1/0?password=Hunterqxz', 2, ['Hunterqxz']],
   ];
 
   test.each(known)('%s: exit %d, and neither stdout nor stderr shows the password', async (url, exitCode, fragments) => {
