@@ -29,14 +29,19 @@ export function resolveBackendUrl(sources: BackendSources, command: string): str
   return fromEnv.trim();
 }
 
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+
 function readBackendFile(path: string, command: string): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable');
+    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+    const why = READ_ERRORS[code] ?? code;
     throw new UsageError(`cannot read --backend-file ${JSON.stringify(path)}: ${why}`, command);
   }
   // An editor's or `echo`'s trailing newline (and a Windows \r) is not part of the URL.

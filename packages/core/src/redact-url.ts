@@ -12,8 +12,10 @@ const SECRET_PARAM = /^(?:.*pass(?:word)?|pwd|.*secret|.*token|auth|.*key)$/i;
  * The user info is found lexically rather than by WHATWG `URL` alone: a password holding a raw
  * `@ / ? #` makes `URL` split the text elsewhere than the driver would (or fail), and the part it
  * then calls the host is the password. So everything between `//` and the last `@` is user info;
- * only the part before its first `:` (the user name) is kept, when there is one. Hiding too much is the safe error.
- * A connect string without a scheme (`user:pass@host:2181`) is treated the same way.
+ * only the part before its first `:` (the user name) is kept, when there is one. Hiding too much
+ * is the safe error. A connect string without a scheme (`user:pass@host:2181`) is treated the
+ * same way. The parsers of each backend still parse every host with `URL` (or refuse the URL);
+ * this function only decides what a message may show.
  */
 export function redactUrl(url: string): string {
   if (typeof url !== 'string') return String(url);
