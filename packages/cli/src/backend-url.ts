@@ -1,4 +1,4 @@
-import { ConclaveError, MemoryBackend, describeValue, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, MemoryBackend, describeValue, redactUrl, type ElectionBackend } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
 import { RedisBackend } from '@conclave/redis';
 import { ZookeeperBackend } from '@conclave/zookeeper';
@@ -12,22 +12,24 @@ export const BACKEND_SCHEMES = ['memory', 'mysql', 'mariadb', 'redis', 'rediss',
  * configuration. The backend owns its connections: `backend.close()` closes them.
  *
  * - `memory:` — in this process only (demos, tests).
- * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`).
+ * - `mysql://user:pass@host:3306/db?table=leader_election` (or `mariadb://`); also
+ *   `connectionLimit` and the TLS parameters `ssl`, `sslCa`, `sslCert`, `sslKey`,
+ *   `sslRejectUnauthorized`.
  * - `redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]`, `rediss://…` for TLS; a comma
  *   list of hosts (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over independent masters.
- * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&root=/path]`;
+ * - `zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/path]`;
  *   credentials become a digest ACL.
  * - `migrate:<from-only|dual|to-only>?from=<url>&to=<url>` — an election moving between two
  *   backends (`@conclave/migrate`); the inner URLs are percent-encoded.
  *
- * Throws `INVALID_URL` (unknown scheme, unparsable URL) or the backend's own option errors,
- * before any I/O.
+ * Throws `INVALID_URL` (unknown scheme, unparsable URL, unknown query parameter) or the
+ * backend's own option errors, before any I/O. No message quotes a password (see `redactUrl`).
  */
 export function createBackend(url: string): ElectionBackend {
   switch (backendScheme(url)) {
     case 'memory':
       if (url !== 'memory:' && url !== 'memory://') {
-        throw new ConclaveError('INVALID_URL', `the memory backend takes no settings: use "memory:", got ${describeValue(url)}`);
+        throw new ConclaveError('INVALID_URL', `the memory backend takes no settings: use "memory:", got ${describeValue(redactUrl(url))}`);
       }
       return new MemoryBackend();
     case 'mysql':
@@ -35,7 +37,7 @@ export function createBackend(url: string): ElectionBackend {
       return new MysqlBackend({ uri: url });
     case 'redis':
     case 'rediss':
-      return new RedisBackend(parseRedisBackendUrl(url));
+      return new RedisBackend({ url });
     case 'zookeeper':
       return new ZookeeperBackend(parseZookeeperUrl(url));
     case 'migrate':
@@ -56,21 +58,6 @@ export function backendScheme(url: string): (typeof BACKEND_SCHEMES)[number] {
     );
   }
   return scheme as (typeof BACKEND_SCHEMES)[number];
-}
-
-/** A Redis URL's `tokenClockFloor=true|false` setting becomes the option; the rest is the URL. */
-function parseRedisBackendUrl(url: string): { url: string; tokenClockFloor?: boolean } {
-  const match = /^([^?#]*)\?([^#]*)$/.exec(url);
-  if (!match) return { url };
-  const params = new URLSearchParams(match[2]);
-  const floor = params.get('tokenClockFloor');
-  if (floor === null) return { url };
-  if (floor !== 'true' && floor !== 'false') {
-    throw new ConclaveError('INVALID_URL', `tokenClockFloor must be true or false, got ${describeValue(floor)}`);
-  }
-  params.delete('tokenClockFloor');
-  const rest = params.toString();
-  return { url: rest ? `${match[1]}?${rest}` : match[1]!, tokenClockFloor: floor === 'true' };
 }
 
 /** `migrate:<phase>?from=<url>&to=<url>` → a MigratingBackend over two backends built from their URLs. */
@@ -137,34 +124,53 @@ function sameUrl(a: string, b: string): boolean {
   return normal(a) === normal(b);
 }
 
-/** `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&root=/path]` → ZookeeperBackend options. */
+/** Query parameters of a ZooKeeper URL. */
+export const ZOOKEEPER_URL_PARAMETERS = ['sessionTimeoutMs', 'requestTimeoutMs', 'root'] as const;
+
+/**
+ * `zookeeper://[user:pass@]hosts[/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/path]` →
+ * ZookeeperBackend options. Throws `INVALID_URL` (never quoting the password); no I/O.
+ */
 export function parseZookeeperUrl(url: string): ConstructorParameters<typeof ZookeeperBackend>[0] {
-  const match = /^zookeeper:\/\/(?:([^@/?]*)@)?([^/?]+)(\/[^?]*)?(?:\?(.*))?$/i.exec(url);
-  if (!match) {
-    throw new ConclaveError('INVALID_URL', `cannot parse the ZooKeeper URL ${describeValue(redactUrl(url))}: expected zookeeper://host:2181[,host:2181…][/chroot]`);
-  }
-  const [, credentials, hosts, chroot, query] = match;
+  const bad = (why: string) => new ConclaveError('INVALID_URL', `invalid ZooKeeper URL ${describeValue(redactUrl(url))}: ${why}`);
+  const match = /^zookeeper:\/\/(.*)$/is.exec(url);
+  if (!match) throw bad('expected zookeeper://host:2181[,host:2181…][/chroot]');
+  // The user info ends at the last `@` (a password may hold a raw `@`, not a raw `/ ? #`).
+  const at = match[1]!.lastIndexOf('@');
+  const credentials = at === -1 ? undefined : match[1]!.slice(0, at);
+  const rest = at === -1 ? match[1]! : match[1]!.slice(at + 1);
+  const parts = /^([^/?#]+)(\/[^?#]*)?(?:\?([^#]*))?$/.exec(rest);
+  if (!parts) throw bad(rest === '' || /^[/?]/.test(rest) ? 'no server given' : 'a URL fragment ("#…") is not allowed');
+  const [, hosts, chroot, query] = parts;
   const connect = `${hosts}${chroot && chroot !== '/' ? chroot : ''}`;
-  const options: { connect: string; auth?: string; sessionTimeoutMs?: number; root?: string } = { connect };
-  if (credentials) {
+  const options: { connect: string; auth?: string; sessionTimeoutMs?: number; requestTimeoutMs?: number; root?: string } = { connect };
+  if (credentials !== undefined) {
+    if (/[/?#]/.test(credentials)) throw bad('a "/", "?" or "#" in the user or password must be percent-encoded');
+    let auth: string;
     try {
-      options.auth = decodeURIComponent(credentials);
+      auth = decodeURIComponent(credentials);
     } catch {
-      throw new ConclaveError(
-        'INVALID_URL',
-        `bad percent-encoding in the user or password of the ZooKeeper URL ${describeValue(redactUrl(url))} (a % must start %XX; write %25 for a % sign)`,
-      );
+      throw bad('bad percent-encoding in the user or password (a % must start %XX; write %25 for a % sign)');
     }
+    if (!/^[^:]+:.+$/s.test(auth)) throw bad('credentials must be user:password');
+    options.auth = auth;
   }
+  const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(query ?? '')) {
-    if (key === 'sessionTimeoutMs') options.sessionTimeoutMs = Number(value);
-    else if (key === 'root') options.root = value;
-    else throw new ConclaveError('INVALID_URL', `unknown ZooKeeper URL parameter "${key}" (known: sessionTimeoutMs, root)`);
+    if (!(ZOOKEEPER_URL_PARAMETERS as readonly string[]).includes(key)) {
+      throw bad(`unknown parameter ${JSON.stringify(key)} (known: ${ZOOKEEPER_URL_PARAMETERS.join(', ')})`);
+    }
+    if (seen.has(key)) throw bad(`parameter ${JSON.stringify(key)} given twice`);
+    seen.add(key);
+    if (key === 'root') {
+      options.root = value;
+    } else {
+      if (!/^[0-9]{1,9}$/.test(value) || Number(value) <= 0) throw bad(`${key} must be a positive whole number of ms, got ${JSON.stringify(value)}`);
+      options[key as 'sessionTimeoutMs' | 'requestTimeoutMs'] = Number(value);
+    }
   }
   return options;
 }
 
-/** The URL with any password replaced by `***`, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):([^@/]*)@/, '//$1:***@');
-}
+/** The URL with any password hidden (see `redactUrl` in `@conclave/core`). */
+export { redactUrl };

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './cli-errors';
 import { parseDuration } from './duration';
+import { BACKEND_ENV, resolveBackendUrl } from './backend-source';
 
 export const COMMANDS = ['campaign', 'run', 'status', 'watch', 'force', 'clear', 'migrate', 'demo'] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -10,6 +11,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 type OptionName =
   | 'backend'
+  | 'backend-file'
   | 'from'
   | 'to'
   | 'election'
@@ -32,6 +34,7 @@ interface OptionSpec {
 
 const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   backend: { type: 'string' },
+  'backend-file': { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
   election: { type: 'string' },
@@ -48,7 +51,7 @@ const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   help: { type: 'boolean', short: 'h' },
 };
 
-const CONNECTION: OptionName[] = ['backend', 'election', 'log-level', 'help'];
+const CONNECTION: OptionName[] = ['backend', 'backend-file', 'election', 'log-level', 'help'];
 
 /** Which options each command accepts; anything else is a usage error. */
 const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
@@ -99,9 +102,10 @@ export function isCommand(name: string): name is CommandName {
 
 /**
  * Parses the arguments that follow the command name, strictly: unknown options, options of
- * another command, missing values and stray positionals are `UsageError`s.
+ * another command, missing values and stray positionals are `UsageError`s. The backend URL is
+ * `--backend`, else `--backend-file`'s contents, else `env.CONCLAVE_BACKEND`.
  */
-export function parseCommand(command: CommandName, args: string[]): ParsedCommand {
+export function parseCommand(command: CommandName, args: string[], env: NodeJS.ProcessEnv = process.env): ParsedCommand {
   // Everything after the first `--` belongs to CMD (run) and is never parsed as our options.
   const dashDash = args.indexOf('--');
   const own = dashDash === -1 ? args : args.slice(0, dashDash);
@@ -166,7 +170,9 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
     return Number(v);
   };
 
-  parsed.backend = str('backend');
+  if (allowed.includes('backend')) {
+    parsed.backend = resolveBackendUrl({ flag: str('backend'), file: str('backend-file'), env }, command);
+  }
   parsed.from = str('from');
   parsed.to = str('to');
   parsed.election = str('election');
@@ -198,7 +204,9 @@ export function parseCommand(command: CommandName, args: string[]): ParsedComman
     if (parsed.to === undefined) throw new UsageError('"migrate status" needs --to URL', command);
     if (parsed.election === undefined) throw new UsageError('"migrate status" needs --election NAME', command);
   } else if (command !== 'demo') {
-    if (parsed.backend === undefined) throw new UsageError(`"${command}" needs --backend URL`, command);
+    if (parsed.backend === undefined) {
+      throw new UsageError(`"${command}" needs --backend URL (or --backend-file PATH, or ${BACKEND_ENV} in the environment)`, command);
+    }
     if (parsed.election === undefined) throw new UsageError(`"${command}" needs --election NAME`, command);
   }
   if (command === 'force' && parsed.leader === undefined) {
@@ -227,13 +235,23 @@ function describeParseError(err: unknown, command: CommandName): string {
 
 const URLS = `Backend URLs (--backend; migrate status: --from, --to):
   memory:                                       in this process only (tries, demos)
-  mysql://user:pass@host:3306/db[?table=T]      MySQL / MariaDB lease row (also mariadb://)
-  redis://[user:pass@]host:6379[/db]            one Redis master (rediss:// for TLS)
+  mysql://user:pass@host:3306/db[?table=T&connectionLimit=N&ssl=true&sslCa=PATH…]
+                                                MySQL / MariaDB lease row (also mariadb://)
+  redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]
+                                                one Redis master (rediss:// for TLS)
   redis://h1:6379,h2:6379,h3:6379               Redlock quorum over independent masters
-  zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N]
-  migrate:<from-only|dual|to-only>?from=<url>&to=<url>   an election moving between backends`;
+  zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/P]
+  migrate:<from-only|dual|to-only>?from=<url>&to=<url>   an election moving between backends
+Unknown URL parameters are refused. Percent-encode a password's @ : / % # ?. Messages and logs
+show every password as ***.
 
-const COMMON = `  --backend URL        where the election is held (see below)          [required]
+Keeping the password off the command line (where ps shows it to every user), in this order:
+  --backend URL  >  --backend-file PATH (the file's one line; make it readable by you only)
+  >  CONCLAVE_BACKEND=URL in the environment (also seen by the command "run" starts)`;
+
+const COMMON = `  --backend URL        where the election is held (see below)          [required*]
+  --backend-file PATH  read the backend URL from PATH instead
+                       (* or set CONCLAVE_BACKEND; --backend > --backend-file > CONCLAVE_BACKEND)
   --election NAME      the election's name: letters, digits, . _ : -    [required]
   --log-level LEVEL    debug|info|warn|error; logs go to stderr          [default: warn]
   -h, --help           this help`;

@@ -1,4 +1,4 @@
-import { isConclaveError } from '@conclave/core';
+import { isConclaveError, redactText } from '@conclave/core';
 
 /** Exit codes of the `conclave` command (documented in the README and `--help`). */
 export const EXIT = {
@@ -72,5 +72,6 @@ export function errorLine(err: unknown): string {
   } else {
     message = String(err);
   }
-  return `conclave: ${message.replace(/\s*\n\s*/g, ' ').trim()}`;
+  // Every message already hides passwords; this catches a URL quoted by a driver or a wrapper.
+  return `conclave: ${redactText(message.replace(/\s*\n\s*/g, ' ').trim())}`;
 }

@@ -136,8 +136,9 @@ export function startConclave(args: string[], env?: NodeJS.ProcessEnv): Conclave
 export async function runConclave(
   args: string[],
   timeoutMs = 30_000,
+  env?: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = new ConclaveProcess(args);
+  const p = new ConclaveProcess(args, env);
   const { code } = await p.waitForExit(timeoutMs);
   return { code, stdout: p.stdoutLines.map((l) => `${l.line}\n`).join(''), stderr: p.stderr };
 }

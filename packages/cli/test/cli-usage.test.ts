@@ -56,7 +56,7 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['an unknown URL scheme', ['status', '--backend', 'postgres://localhost/db', '--election', election], /unknown backend URL/],
     ['a URL that is no URL', ['status', '--backend', 'localhost:6379', '--election', election], /unknown backend URL/],
     ['settings on memory:', ['status', '--backend', 'memory://x', '--election', election], /memory backend takes no settings/],
-    ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown ZooKeeper URL parameter/],
+    ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown parameter "foo"/],
     ['a bad election name', ['status', '--backend', REDIS_URL, '--election', 'a/b c'], /election name/],
     ['a bad candidate id', ['force', '--backend', REDIS_URL, '--election', election, '--leader', 'x'.repeat(300)], /candidate id/i],
     ['inconsistent lease options', ['campaign', '--backend', 'memory:', '--election', election, '--lease-ms', '40'], /--lease-ms 40 is too short/],

@@ -45,6 +45,7 @@ export type { MemoryBackendOptions } from './memory-backend';
 export { TickBatcher } from './tick-batcher';
 export { withTimeout } from './timing';
 export { GridTimers, gridTimers } from './grid-timers';
+export { REDACTED, redactText, redactUrl } from './redact-url';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
 export {

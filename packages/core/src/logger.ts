@@ -1,3 +1,5 @@
+import { redactText } from './redact-url';
+
 /**
  * A pino-shaped logger: `logger.warn({ election, candidateId, err }, 'message')`. pino, bunyan
  * and winston child loggers fit as they are.
@@ -23,7 +25,8 @@ export function consoleLogger(minLevel: Level = 'info'): Logger {
     const fields = Object.entries(context)
       .map(([k, v]) => `${k}=${v instanceof Error ? JSON.stringify(v.message) : typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(' ');
-    process.stderr.write(`conclave ${level} ${message}${fields ? ` ${fields}` : ''}\n`);
+    // A URL quoted by a driver's error still shows no password.
+    process.stderr.write(redactText(`conclave ${level} ${message}${fields ? ` ${fields}` : ''}`) + '\n');
   };
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }

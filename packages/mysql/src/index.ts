@@ -1,5 +1,7 @@
 export { MysqlBackend } from './mysql-backend';
-export { DEFAULT_TABLE, assertTableName, parseMysqlUri } from './mysql-options';
+export { DEFAULT_TABLE, MYSQL_URI_PARAMETERS, assertTableName, parseMysqlUri } from './mysql-options';
+export { mysql2SslOption } from './mysql-tls';
+export type { Mysql2SslOption, MysqlTlsSettings } from './mysql-tls';
 export type { MysqlBackendOptions, MysqlBackendCommonOptions, MysqlUriSettings } from './mysql-options';
 export type { MysqlPool, MysqlPoolConnection, MysqlDedicatedConnection } from './mysql-pool';
 export { schemaSql } from './mysql-sql';

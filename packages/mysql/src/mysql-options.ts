@@ -1,4 +1,5 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
+import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
 import type { MysqlPool, MysqlPoolSource } from './mysql-pool';
 
 const KIND = 'mysql';
@@ -64,7 +65,9 @@ export type MysqlBackendOptions = MysqlBackendCommonOptions &
     | {
         /**
          * `mysql://user:pass@host:3306/db?table=leader_election&connectionLimit=4`
-         * (`mariadb://` too). conclave creates the pool and closes it in `close()`.
+         * (`mariadb://` too). conclave creates the pool and closes it in `close()`. TLS:
+         * `ssl=true`, `sslCa=PATH`, `sslCert=PATH&sslKey=PATH`, `sslRejectUnauthorized=false`
+         * (see the README); any other parameter is refused with `INVALID_URL`.
          */
         uri: string;
         pool?: undefined;
@@ -80,6 +83,8 @@ export interface MysqlUriSettings {
   database: string;
   connectionLimit: number;
   table?: string;
+  /** TLS from `ssl`, `sslCa`, `sslCert`, `sslKey`, `sslRejectUnauthorized`; absent: plain TCP. */
+  tls?: MysqlTlsSettings;
 }
 
 export interface ResolvedMysqlOptions {
@@ -92,6 +97,9 @@ export interface ResolvedMysqlOptions {
   multipleStatements: boolean | undefined;
   source: MysqlPoolSource;
 }
+
+/** Every query parameter a MySQL URI may carry. */
+export const MYSQL_URI_PARAMETERS = ['table', 'connectionLimit', ...MYSQL_TLS_PARAMETERS] as const;
 
 // Unquoted MySQL identifier, ASCII subset. Quoted identifiers could hold more, but a name that
 // needs quoting is also one a DBA would mistype; refusing it keeps the DDL copy-pasteable.
@@ -113,11 +121,21 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
   if (typeof uri !== 'string' || uri.length === 0) {
     throw new ConclaveError('INVALID_URL', `uri must be a non-empty string, got ${describeValue(uri)}`, { backend: KIND });
   }
+  // The user info ends at the last `@`; a raw `/ ? #` in it would make the URL parser split the
+  // password into host, path or query, which messages then quote.
+  const afterScheme = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  const at = afterScheme.lastIndexOf('@');
+  if (at !== -1 && /[/?#]/.test(afterScheme.slice(0, at))) {
+    throw new ConclaveError('INVALID_URL', `a "/", "?" or "#" in the user or password must be percent-encoded: ${redact(uri)}`, {
+      backend: KIND,
+    });
+  }
   let url: URL;
   try {
     url = new URL(uri);
-  } catch (cause) {
-    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND, cause });
+  } catch {
+    // No cause: Node's "Invalid URL" error keeps the whole input, password included.
+    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND });
   }
   if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
     throw new ConclaveError('INVALID_URL', `MySQL URI must start with mysql:// or mariadb://, got ${redact(uri)}`, {
@@ -129,7 +147,8 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
   }
   const port = url.port === '' ? 3306 : Number(url.port);
   const database = safeDecode(url.pathname.replace(/^\//, ''), uri);
-  if (!database || database.includes('/')) {
+  // A "/" or "@" here is a password's raw character that made the URL split elsewhere.
+  if (!database || database.includes('/') || database.includes('@')) {
     throw new ConclaveError('INVALID_URL', `MySQL URI must name one database (mysql://host:3306/db): ${redact(uri)}`, {
       backend: KIND,
     });
@@ -142,6 +161,8 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
   };
   if (url.username) settings.user = safeDecode(url.username, uri);
   if (url.password) settings.password = safeDecode(url.password, uri);
+  const where = redact(uri);
+  const tlsParams = new Map<string, string>();
   for (const [key, value] of url.searchParams) {
     if (key === 'table') {
       assertTableName(value);
@@ -149,17 +170,23 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
     } else if (key === 'connectionLimit') {
       const n = Number(value);
       if (!Number.isSafeInteger(n) || n <= 0) {
-        throw new ConclaveError('INVALID_URL', `connectionLimit must be a positive integer in ${redact(uri)}`, {
+        throw new ConclaveError('INVALID_URL', `connectionLimit must be a positive integer in ${where}`, {
           backend: KIND,
         });
       }
       settings.connectionLimit = n;
+    } else if ((MYSQL_TLS_PARAMETERS as readonly string[]).includes(key)) {
+      tlsParams.set(key, value);
     } else {
-      throw new ConclaveError('INVALID_URL', `unknown MySQL URI parameter ${JSON.stringify(key)} in ${redact(uri)}`, {
-        backend: KIND,
-      });
+      throw new ConclaveError(
+        'INVALID_URL',
+        `unknown MySQL URI parameter ${JSON.stringify(key)} in ${where} (known: ${MYSQL_URI_PARAMETERS.join(', ')})`,
+        { backend: KIND },
+      );
     }
   }
+  const tls = parseMysqlTls(tlsParams, where);
+  if (tls) settings.tls = tls;
   return settings;
 }
 
@@ -221,7 +248,7 @@ function safeDecode(part: string, uri: string): string {
   }
 }
 
-/** The URI with its password hidden, for error messages. */
-export function redact(uri: string): string {
-  return uri.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+/** The URI, password hidden, quoted for a message. */
+function redact(uri: string): string {
+  return JSON.stringify(redactUrl(uri));
 }

@@ -1,4 +1,5 @@
 import { createConnection, createPool } from 'mysql2';
+import { mysql2SslOption } from './mysql-tls';
 import { ConclaveError } from '@conclave/core';
 import type { MysqlUriSettings } from './mysql-options';
 
@@ -227,6 +228,7 @@ export class MysqlExecutor {
       connectTimeout: this.timeoutMs,
       enableKeepAlive: true,
       supportBigNumbers: true,
+      ...(s.tls ? { ssl: mysql2SslOption(s.tls) } : {}),
     }) as unknown as MysqlDedicatedConnection;
     connection.on('error', () => {
       /* reported to the running command's callback; the owner notices and reconnects */
@@ -285,6 +287,7 @@ export class MysqlExecutor {
       multipleStatements: true,
       enableKeepAlive: true,
       supportBigNumbers: true,
+      ...(s.tls ? { ssl: mysql2SslOption(s.tls) } : {}),
     }) as unknown as MysqlPool;
     // Idle pooled connections report a lost server as an 'error' event; the pool drops them. This
     // listener only keeps such an event from being unhandled.

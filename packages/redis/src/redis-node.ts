@@ -42,6 +42,8 @@ export class RedisNode {
   private clientListening = false;
   private closed = false;
   private lastError: unknown = null;
+  /** Set when the server refused the URL's database: every call fails with it. */
+  private dbError: ConclaveError | null = null;
 
   constructor(
     source: NodeSource,
@@ -52,8 +54,19 @@ export class RedisNode {
       // Connection starts at once so the first call rarely waits; errors are kept for messages,
       // never left unhandled (ioredis would print them).
       this.client = source.url === null ? new Redis(options.redisOptions) : new Redis(source.url, options.redisOptions);
+      const fromUrl = Boolean(source.db);
+      const db = source.db || options.redisOptions.db || 0;
       this.client.on('error', (err: unknown) => {
         this.lastError = err;
+        // ioredis reports a failed SELECT as an error event and carries on in database 0, where
+        // this backend would silently share keys with whatever lives there.
+        if (err instanceof Error && /\bDB index is out of range\b|\binvalid DB index\b/i.test(err.message)) {
+          const where = fromUrl ? `the URL's "/${db}"` : `redisOptions.db ${db}`;
+          this.dbError = new ConclaveError(fromUrl ? 'INVALID_URL' : 'INVALID_OPTIONS', `${this.label} has no database ${db} (${where}): ${err.message}`, {
+            backend: KIND,
+            cause: err,
+          });
+        }
       });
     } else {
       this.client = source.client;
@@ -264,6 +277,7 @@ export class RedisNode {
   private async ready(election?: string): Promise<void> {
     if (this.closed) throw this.closedError(election);
     const client = this.client;
+    if (this.dbError) throw this.dbError;
     if (client.status === 'ready') return;
     if (client.status === 'wait') client.connect().catch(() => undefined); // lazyConnect client; errors arrive as 'close'
     if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') {
@@ -281,6 +295,7 @@ export class RedisNode {
     clearTimeout(timer);
     if (outcome === 'timeout') throw this.unavailable(`not connected after ${this.options.commandTimeoutMs} ms`, election);
     if (!outcome) throw this.unavailable('could not connect', election);
+    if (this.dbError) throw this.dbError;
   }
 
   /** Resolves true at the client's next 'ready', false at its next 'close'/'end'; shared. */

@@ -1,5 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
 
 const KIND = 'redis';
@@ -20,7 +20,11 @@ export interface RedisBackendOptions {
   client?: Redis;
   /** ioredis clients you own, one per independent master (quorum mode). */
   clients?: Redis[];
-  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS); comma-separated hosts = quorum. */
+  /**
+   * `redis://[user:pass@]host:port[/db][?tokenClockFloor=false]` or `rediss://…` (TLS);
+   * comma-separated hosts = quorum. Other query parameters are refused (`INVALID_URL`); a
+   * database the server does not have fails the first call with `INVALID_URL`.
+   */
   url?: string;
   /** One URL per independent master (quorum mode). */
   urls?: string[];
@@ -50,13 +54,17 @@ export interface RedisBackendOptions {
   /**
    * A new term's token is at least the server's time in ms (as well as greater than the last
    * term), so tokens keep increasing even if the term counter is lost (a restart without
-   * persistence), as long as the server clock does not go back. Default true.
+   * persistence), as long as the server clock does not go back. Default true, or the URL's
+   * `?tokenClockFloor=`; this option wins over the URL.
    */
   tokenClockFloor?: boolean;
 }
 
-/** What the backend needs to open one master. */
-export type NodeSource = { client: Redis; owned: false } | { url: string | null; owned: true };
+/**
+ * What the backend needs to open one master. `db`: the database the URL names, which the node
+ * checks the server really selected (ioredis carries on in database 0 when SELECT fails).
+ */
+export type NodeSource = { client: Redis; owned: false } | { url: string | null; db?: number; owned: true };
 
 export interface ResolvedRedisOptions {
   sources: NodeSource[];
@@ -105,6 +113,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
 
   let sources: NodeSource[];
   let quorum = false;
+  let urlFloor: boolean | undefined;
   if (o.client !== undefined) {
     assertClient(o.client, 'client');
     sources = [{ client: o.client, owned: false }];
@@ -126,11 +135,14 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
         backend: KIND,
       });
     }
-    sources = o.urls.flatMap((u) => parseRedisUrl(u)).map((url) => ({ url, owned: true as const }));
+    const parsed = o.urls.map((u) => parseRedisUrlSettings(u));
+    sources = parsed.flatMap(({ urls, db }) => urls.map((url) => ({ url, db, owned: true as const })));
+    urlFloor = parsed.find((p) => p.tokenClockFloor !== undefined)?.tokenClockFloor;
     quorum = true;
   } else if (o.url !== undefined) {
-    const urls = parseRedisUrl(o.url);
-    sources = urls.map((url) => ({ url, owned: true as const }));
+    const { urls, db, tokenClockFloor: floor } = parseRedisUrlSettings(o.url);
+    sources = urls.map((url) => ({ url, db, owned: true as const }));
+    urlFloor = floor;
     quorum = urls.length > 1;
   } else {
     sources = [{ url: null, owned: true }];
@@ -156,7 +168,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   }
   const publish = assertBoolean(o.publish, 'publish', true);
   const trackCandidates = assertBoolean(o.trackCandidates, 'trackCandidates', true);
-  const tokenClockFloor = assertBoolean(o.tokenClockFloor, 'tokenClockFloor', true);
+  const tokenClockFloor = assertBoolean(o.tokenClockFloor, 'tokenClockFloor', urlFloor ?? true);
   const redisOptions: RedisOptions = { ...failFastRedisOptions(commandTimeoutMs), ...(o.redisOptions ?? {}) };
   return {
     sources,
@@ -172,22 +184,45 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   };
 }
 
+/** Query parameters a Redis URL may carry; anything else is refused (ioredis would take it as an option). */
+export const REDIS_URL_PARAMETERS = ['tokenClockFloor'] as const;
+
+/** A Redis URL taken apart: one URL per master, for ioredis, and the settings from its query. */
+export interface RedisUrlSettings {
+  urls: string[];
+  /** Database index from the path (`/3`), 0 when none. Checked against the server on connect. */
+  db: number;
+  tokenClockFloor?: boolean;
+}
+
 /**
  * Splits and checks a Redis URL. `redis://user:pass@h1:1,h2:2/0` (several hosts) becomes one URL
- * per host with the same scheme, credentials, database and query. Throws `INVALID_URL`.
+ * per host with the same scheme, credentials and database. Throws `INVALID_URL` (never quoting
+ * the password); no I/O.
  */
 export function parseRedisUrl(url: unknown): string[] {
+  return parseRedisUrlSettings(url).urls;
+}
+
+/** `parseRedisUrl`, with the database index and the query's settings. */
+export function parseRedisUrlSettings(url: unknown): RedisUrlSettings {
   if (typeof url !== 'string' || url.length === 0) {
     throw new ConclaveError('INVALID_URL', `a Redis URL must be a non-empty string, got ${describeValue(url)}`, {
       backend: KIND,
     });
   }
   const bad = (why: string) =>
-    new ConclaveError('INVALID_URL', `invalid Redis URL ${redact(url)}: ${why}`, { backend: KIND });
-  const m = /^(rediss?):\/\/(?:([^@/?#]*)@)?([^/?#]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
+    new ConclaveError('INVALID_URL', `invalid Redis URL ${JSON.stringify(redactUrl(url))}: ${why}`, { backend: KIND });
+  const m = /^(rediss?):\/\/(.*)$/is.exec(url);
   if (!m) throw bad('expected redis://[user:pass@]host:port[/db] or rediss://…');
-  const [, scheme, auth, hosts, path = '', query = ''] = m;
+  const scheme = m[1]!.toLowerCase();
+  // The user info ends at the last `@` (a password may hold a raw `@`); it must not hold the
+  // characters that end a URL's authority, which a password must percent-encode.
+  const at = m[2]!.lastIndexOf('@');
+  const auth = at === -1 ? undefined : m[2]!.slice(0, at);
+  const rest = at === -1 ? m[2]! : m[2]!.slice(at + 1);
   if (auth !== undefined) {
+    if (/[/?#]/.test(auth)) throw bad('a "/", "?" or "#" in the user or password must be percent-encoded');
     try {
       decodeURIComponent(auth);
     } catch {
@@ -195,10 +230,24 @@ export function parseRedisUrl(url: unknown): string[] {
       throw bad('bad percent-encoding in the user or password (a % must start %XX; write %25 for a % sign)');
     }
   }
-  if (path !== '' && path !== '/' && !/^\/\d{1,2}$/.test(path)) throw bad('the path must be a database number');
-  return hosts!.split(',').map((host) => {
+  const parts = /^([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/.exec(rest);
+  if (!parts) throw bad('a URL fragment ("#…") is not allowed');
+  const [, hosts = '', path = '', query = ''] = parts;
+  if (hosts === '') throw bad('missing host');
+  if (path !== '' && path !== '/' && !/^\/\d{1,5}$/.test(path)) throw bad('the path must be a database number (/0, /1, …)');
+  const db = path.length > 1 ? Number(path.slice(1)) : 0;
+  const settings: RedisUrlSettings = { urls: [], db };
+  for (const [key, value] of new URLSearchParams(query)) {
+    if (key === 'tokenClockFloor') {
+      if (value !== 'true' && value !== 'false') throw bad(`tokenClockFloor must be true or false, got ${JSON.stringify(value)}`);
+      settings.tokenClockFloor = value === 'true';
+    } else {
+      throw bad(`unknown parameter ${JSON.stringify(key)} (known: ${REDIS_URL_PARAMETERS.join(', ')})`);
+    }
+  }
+  settings.urls = hosts.split(',').map((host) => {
     if (host === '') throw bad('empty host');
-    const one = `${scheme}://${auth !== undefined ? `${auth}@` : ''}${host}${path}${query}`;
+    const one = `${scheme}://${auth !== undefined ? `${auth}@` : ''}${host}${path}`;
     let parsed: URL;
     try {
       parsed = new URL(one);
@@ -209,10 +258,7 @@ export function parseRedisUrl(url: unknown): string[] {
     if (parsed.port !== '' && (Number(parsed.port) < 1 || Number(parsed.port) > 65535)) throw bad('bad port');
     return one;
   });
-}
-
-function redact(url: string): string {
-  return JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'));
+  return settings;
 }
 
 function assertClient(client: unknown, what: string): void {

@@ -1,4 +1,4 @@
-import { ConclaveError, assertOptionsObject, assertPositiveInteger, describeValue } from '@conclave/core';
+import { ConclaveError, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
 import type { ACL, Client } from 'node-zookeeper-client';
 
 const KIND = 'zookeeper';
@@ -135,12 +135,13 @@ export function resolveZookeeperOptions(options: unknown): ResolvedZookeeperOpti
  */
 export function assertConnectString(value: unknown): asserts value is string {
   const bad = (why: string): never => {
-    throw new ConclaveError('INVALID_URL', `invalid ZooKeeper connect string ${describeValue(value)}: ${why}`, {
+    throw new ConclaveError('INVALID_URL', `invalid ZooKeeper connect string ${describeValue(redactConnect(value))}: ${why}`, {
       backend: KIND,
     });
   };
   if (typeof value !== 'string' || value.trim() === '') bad('expected "host:port[,host:port…][/chroot]"');
   const text = value as string;
+  if (text.includes('@')) bad('credentials go in `auth` ("user:password"), not in the connect string');
   if (/\s/.test(text)) bad('it contains whitespace');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) bad('give host:port pairs, not a URL');
   const slash = text.indexOf('/');
@@ -161,6 +162,11 @@ export function assertConnectString(value: unknown): asserts value is string {
       bad(err instanceof Error ? err.message : String(err));
     }
   }
+}
+
+/** The connect string as a message may show it: user info (which does not belong there) hidden. */
+function redactConnect(value: unknown): unknown {
+  return typeof value === 'string' ? redactUrl(value) : value;
 }
 
 /** Throws `INVALID_NAME` unless `value` is an absolute znode path: `/a/b`, no empty, `.` or `..` segment. */

@@ -1,8 +1,8 @@
-import { assertElectionName, consoleLogger, isConclaveError, type ElectionBackend, type Logger } from '@conclave/core';
+import { assertElectionName, consoleLogger, isConclaveError, redactText, type ElectionBackend, type Logger } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, exitCodeFor } from '../cli-errors';
 import { warnLine, writeLine } from '../cli-context';
-import { assertMigrationUrls, createBackend, redactUrl } from '../backend-url';
+import { assertMigrationUrls, createBackend } from '../backend-url';
 import { assessMigration, type MigrationAssessment, type SideReading } from '../migration-assessment';
 
 /** `conclave migrate SUBCOMMAND`; `status` is the only one (the parser rejects others). */
@@ -108,7 +108,7 @@ function printText(election: string, from: SideResult, to: SideResult, assessmen
 /** One line, with any URL password hidden. */
 function errorMessage(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return redactUrl(message.replace(/\s*\n\s*/g, ' ').trim());
+  return redactText(message.replace(/\s*\n\s*/g, ' ').trim());
 }
 
 async function closeQuietly(backend: ElectionBackend, election: string, logger: Logger): Promise<void> {
