@@ -59,7 +59,12 @@ export interface ElectionRecord {
  */
 export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
-  readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: true };
+  readonly capabilities: BackendCapabilities = {
+    listCandidates: true,
+    push: 'best-effort',
+    leaderPush: 'best-effort',
+    tokenFloor: true,
+  };
 
   readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
@@ -201,6 +206,25 @@ export class MemoryBackend implements ElectionBackend {
     assertInstanceId(candidateId, this.kind, election);
     const record = this.record(election);
     // Each subscription gets its own function so one candidate can watch twice.
+    const listener = () => onChange();
+    record.watchers.add(listener);
+    const unwatch = () => {
+      record.watchers.delete(listener);
+      this.unwatches.delete(unwatch);
+    };
+    this.unwatches.add(unwatch);
+    return unwatch;
+  }
+
+  /**
+   * Hints on every release, new term, force and clear. Best-effort only because a lease that runs
+   * out (a holder that stopped renewing) is not announced: nothing happens in a store with no
+   * server at that moment.
+   */
+  watchLeader(election: string, onChange: () => void): () => void {
+    assertElectionName(election, this.kind);
+    if (this.closed) return () => undefined;
+    const record = this.record(election);
     const listener = () => onChange();
     record.watchers.add(listener);
     const unwatch = () => {
