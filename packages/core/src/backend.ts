@@ -127,8 +127,10 @@ export interface ElectionBackend {
    * declared by `capabilities.leaderPush` (`'best-effort'`: a hint can be lost, e.g. while a
    * connection is down, or a lease that merely expired is not announced, so an observer must
    * also read again now and then; `'reliable'`: every change is announced, and a reconnect counts
-   * as a change). Only when `capabilities.leaderPush` is declared and not `'none'`. Returns the
-   * function that unsubscribes; it must release every resource taken (timers, subscriptions).
+   * as a change). A hint also comes once the subscription is in place on the server, so a read
+   * made after it misses nothing the subscription would not announce. Only when
+   * `capabilities.leaderPush` is declared and not `'none'`. Returns the function that
+   * unsubscribes; it must release every resource taken (timers, subscriptions).
    */
   watchLeader?(election: string, onChange: () => void): () => void;
 

@@ -227,6 +227,10 @@ export class MemoryBackend implements ElectionBackend {
     const record = this.record(election);
     const listener = () => onChange();
     record.watchers.add(listener);
+    // The subscription is in place at once; the first hint says so (see the SPI).
+    setImmediate(() => {
+      if (record.watchers.has(listener)) listener();
+    });
     const unwatch = () => {
       record.watchers.delete(listener);
       this.unwatches.delete(unwatch);

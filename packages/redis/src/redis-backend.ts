@@ -151,6 +151,8 @@ export class RedisBackend implements ElectionBackend {
     const { channel, elected } = electionKeys(this.options.keyPrefix, election);
     const listener = coalesced(onChange);
     const unsubscribers = this.nodes.flatMap((node) => [node.watch(channel, listener), node.watch(elected, listener)]);
+    // Once the SUBSCRIBEs are confirmed (or failed), a read misses nothing published after it.
+    void Promise.all(this.nodes.flatMap((node) => [node.subscribed(channel), node.subscribed(elected)])).then(listener);
     let stopped = false;
     return () => {
       if (stopped) return;

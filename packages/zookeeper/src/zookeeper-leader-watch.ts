@@ -20,8 +20,8 @@ export interface ChildrenWatchOptions {
  * candidate's node is created or deleted (a release, a crash's session expiry, a force or a clear),
  * which is when the head of the queue, the leader, can change. ZooKeeper watches fire once, so the
  * watch is armed again on each event, and on every session event (a reconnect, or a new session
- * after an expiry, whose client has none of the old watches); each of those is also a hint, since
- * a change may have happened while the connection was down. Returns the function that stops it.
+ * after an expiry, whose client has none of the old watches). Each arming, successful or not, is
+ * a hint: a change may have happened since the last one. Returns the function that stops it.
  */
 export function watchChildren({ session, path, requestTimeoutMs, createNode, onChange }: ChildrenWatchOptions): () => void {
   let stopped = false;
@@ -35,6 +35,8 @@ export function watchChildren({ session, path, requestTimeoutMs, createNode, onC
     });
   };
 
+  // The hint follows each arming, not the event: the children are read where the watch is set,
+  // so a getLeader made after the hint sees every change made before the watch could fire.
   const arm = (): void => {
     if (stopped) return;
     if (arming) {
@@ -46,6 +48,7 @@ export function watchChildren({ session, path, requestTimeoutMs, createNode, onC
     void armOnce().then((ok) => {
       arming = false;
       if (stopped) return;
+      hint();
       if (again) arm();
       else if (!ok && retry === null) {
         retry = setTimeout(() => {
@@ -59,9 +62,7 @@ export function watchChildren({ session, path, requestTimeoutMs, createNode, onC
 
   // One function for the whole subscription: the client keeps one watch per path and function.
   const watcher = () => {
-    if (stopped) return;
-    hint();
-    arm();
+    if (!stopped) arm();
   };
 
   const armOnce = async (): Promise<boolean> => {
@@ -84,9 +85,7 @@ export function watchChildren({ session, path, requestTimeoutMs, createNode, onC
   };
 
   const unsubscribeSession = session.onEvent(() => {
-    if (stopped) return;
-    hint();
-    arm();
+    if (!stopped) arm();
   });
   arm();
 

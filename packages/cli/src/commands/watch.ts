@@ -1,0 +1,118 @@
+import type { ElectionBackend, LeaderInfo } from '@conclave/core';
+import type { ParsedCommand } from '../cli-args';
+import { EXIT } from '../cli-errors';
+import { onShutdownSignals, warnLine, writeLine } from '../cli-context';
+import { withBackend } from './admin';
+
+/** How often a backend without push is read, ms (`--interval-ms`). */
+export const DEFAULT_WATCH_INTERVAL_MS = 500;
+/**
+ * With best-effort push, the leader is also read at least this often, ms (or every --interval-ms
+ * when that is longer): a change whose hint was lost (a dropped connection) or never sent (a
+ * lease that ran out) shows within it.
+ */
+export const PUSH_FALLBACK_MS = 5_000;
+
+/** When `conclave watch` reads the leader, for a backend and `--interval-ms`. */
+export interface WatchPacing {
+  /** Whether hints from `watchLeader` trigger reads. */
+  push: boolean;
+  /** Longest wait between two reads while the backend answers, ms; null: only on a hint. */
+  idleMs: number | null;
+  /** Wait before reading again after a failed read, ms. */
+  retryMs: number;
+}
+
+export function watchPacing(backend: ElectionBackend, intervalMs = DEFAULT_WATCH_INTERVAL_MS): WatchPacing {
+  const leaderPush = backend.watchLeader ? (backend.capabilities.leaderPush ?? 'none') : 'none';
+  if (leaderPush === 'none') return { push: false, idleMs: intervalMs, retryMs: intervalMs };
+  // A reliable backend announces every change, reconnects included: no read without a hint.
+  // While reads fail, hints may be what is missing, so retry as a poller would (or sooner).
+  return {
+    push: true,
+    idleMs: leaderPush === 'reliable' ? null : Math.max(PUSH_FALLBACK_MS, intervalMs),
+    retryMs: Math.min(intervalMs, PUSH_FALLBACK_MS),
+  };
+}
+
+/**
+ * `conclave watch`: prints the leader, then each change until SIGINT/SIGTERM. Where the backend
+ * declares `leaderPush`, the leader is read again on each hint (plus every PUSH_FALLBACK_MS when
+ * hints can be lost); otherwise it is polled every --interval-ms. The first read must succeed
+ * (else exit 1); later failures are reported once per outage on stderr and retried.
+ */
+export function watchCommand(parsed: ParsedCommand): Promise<number> {
+  return withBackend(parsed, async ({ backend, election }) => {
+    const pacing = watchPacing(backend, parsed.intervalMs);
+    const print = (leader: LeaderInfo | null) => {
+      if (parsed.json) {
+        writeLine(JSON.stringify({ event: 'leader', election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null }));
+      } else {
+        const at = new Date().toISOString();
+        writeLine(leader ? `${at} "${election}" is led by ${leader.candidateId} (token ${leader.token})` : `${at} "${election}" has no leader`);
+      }
+    };
+    const wakeUp = new Wakeup();
+    const removeSignals = onShutdownSignals(
+      () => wakeUp.stop(),
+      () => process.exit(EXIT.INTERRUPTED),
+    );
+    // Subscribed before the first read, so no change falls between the two.
+    const unwatch = pacing.push ? backend.watchLeader!(election, () => wakeUp.hint()) : () => undefined;
+    try {
+      let last = await backend.getLeader(election);
+      print(last);
+      let failing = false;
+      while (await wakeUp.next(failing ? pacing.retryMs : pacing.idleMs)) {
+        let now: LeaderInfo | null;
+        try {
+          now = await backend.getLeader(election);
+        } catch (err) {
+          if (!failing) warnLine(`${err instanceof Error ? err.message : String(err)} (retrying every ${pacing.retryMs} ms)`);
+          failing = true;
+          continue;
+        }
+        if (failing) warnLine(`backend reachable again`);
+        failing = false;
+        if (now?.candidateId !== last?.candidateId || now?.token !== last?.token) print(now);
+        last = now;
+      }
+    } finally {
+      unwatch();
+      removeSignals();
+    }
+    return EXIT.OK;
+  });
+}
+
+/** Wakes the read loop on a hint, a timer or a stop; a hint that comes during a read is kept. */
+class Wakeup {
+  private hinted = false;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  hint(): void {
+    this.hinted = true;
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  /** Resolves true when it is time to read (a hint, or `timeoutMs` passed), false once stopped. */
+  async next(timeoutMs: number | null): Promise<boolean> {
+    if (!this.stopped && !this.hinted) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        if (timeoutMs !== null) timer = setTimeout(resolve, timeoutMs);
+      });
+      this.wake = null;
+      clearTimeout(timer);
+    }
+    this.hinted = false;
+    return !this.stopped;
+  }
+}
