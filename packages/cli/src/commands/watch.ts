@@ -35,6 +35,50 @@ export function watchPacing(backend: ElectionBackend, intervalMs = DEFAULT_WATCH
   };
 }
 
+export interface FollowOptions {
+  backend: ElectionBackend;
+  election: string;
+  pacing: WatchPacing;
+  /** Called with the leader first read, then with each change. */
+  onLeader: (leader: LeaderInfo | null) => void;
+  /** Called once when reads start failing, with the error, and once when they succeed again (null). */
+  onOutage: (err: unknown | null) => void;
+  /** Ends the loop (the promise then resolves). */
+  signal: AbortSignal;
+}
+
+/**
+ * Reads the leader on each hint (with push) or timer, and reports it when it changed. The first
+ * read must succeed (its error is thrown); later failures are reported through `onOutage`.
+ */
+export async function followLeader({ backend, election, pacing, onLeader, onOutage, signal }: FollowOptions): Promise<void> {
+  const wakeUp = new Wakeup(signal);
+  // Subscribed before the first read, so no change falls between the two.
+  const unwatch = pacing.push ? backend.watchLeader!(election, () => wakeUp.hint()) : () => undefined;
+  try {
+    let last = await backend.getLeader(election);
+    onLeader(last);
+    let failing = false;
+    while (await wakeUp.next(failing ? pacing.retryMs : pacing.idleMs)) {
+      let now: LeaderInfo | null;
+      try {
+        now = await backend.getLeader(election);
+      } catch (err) {
+        if (!failing) onOutage(err);
+        failing = true;
+        continue;
+      }
+      if (failing) onOutage(null);
+      failing = false;
+      if (now?.candidateId !== last?.candidateId || now?.token !== last?.token) onLeader(now);
+      last = now;
+    }
+  } finally {
+    unwatch();
+    wakeUp.close();
+  }
+}
+
 /**
  * `conclave watch`: prints the leader, then each change until SIGINT/SIGTERM. Where the backend
  * declares `leaderPush`, the leader is read again on each hint (plus every PUSH_FALLBACK_MS when
@@ -44,66 +88,55 @@ export function watchPacing(backend: ElectionBackend, intervalMs = DEFAULT_WATCH
 export function watchCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
     const pacing = watchPacing(backend, parsed.intervalMs);
-    const print = (leader: LeaderInfo | null) => {
-      if (parsed.json) {
-        writeLine(JSON.stringify({ event: 'leader', election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null }));
-      } else {
-        const at = new Date().toISOString();
-        writeLine(leader ? `${at} "${election}" is led by ${leader.candidateId} (token ${leader.token})` : `${at} "${election}" has no leader`);
-      }
-    };
-    const wakeUp = new Wakeup();
+    const stopped = new AbortController();
     const removeSignals = onShutdownSignals(
-      () => wakeUp.stop(),
+      () => stopped.abort(),
       () => process.exit(EXIT.INTERRUPTED),
     );
-    // Subscribed before the first read, so no change falls between the two.
-    const unwatch = pacing.push ? backend.watchLeader!(election, () => wakeUp.hint()) : () => undefined;
     try {
-      let last = await backend.getLeader(election);
-      print(last);
-      let failing = false;
-      while (await wakeUp.next(failing ? pacing.retryMs : pacing.idleMs)) {
-        let now: LeaderInfo | null;
-        try {
-          now = await backend.getLeader(election);
-        } catch (err) {
-          if (!failing) warnLine(`${err instanceof Error ? err.message : String(err)} (retrying every ${pacing.retryMs} ms)`);
-          failing = true;
-          continue;
-        }
-        if (failing) warnLine(`backend reachable again`);
-        failing = false;
-        if (now?.candidateId !== last?.candidateId || now?.token !== last?.token) print(now);
-        last = now;
-      }
+      await followLeader({
+        backend,
+        election,
+        pacing,
+        signal: stopped.signal,
+        onLeader: (leader) => {
+          if (parsed.json) {
+            writeLine(JSON.stringify({ event: 'leader', election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null }));
+          } else {
+            const at = new Date().toISOString();
+            writeLine(leader ? `${at} "${election}" is led by ${leader.candidateId} (token ${leader.token})` : `${at} "${election}" has no leader`);
+          }
+        },
+        onOutage: (err) => {
+          if (err === null) warnLine('backend reachable again');
+          else warnLine(`${err instanceof Error ? err.message : String(err)} (retrying every ${pacing.retryMs} ms)`);
+        },
+      });
     } finally {
-      unwatch();
       removeSignals();
     }
     return EXIT.OK;
   });
 }
 
-/** Wakes the read loop on a hint, a timer or a stop; a hint that comes during a read is kept. */
+/** Wakes the read loop on a hint, a timer or the signal; a hint that comes during a read is kept. */
 class Wakeup {
   private hinted = false;
-  private stopped = false;
   private wake: (() => void) | null = null;
+  private readonly onAbort = () => this.wake?.();
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener('abort', this.onAbort);
+  }
 
   hint(): void {
     this.hinted = true;
     this.wake?.();
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.wake?.();
-  }
-
-  /** Resolves true when it is time to read (a hint, or `timeoutMs` passed), false once stopped. */
+  /** Resolves true when it is time to read (a hint, or `timeoutMs` passed), false once aborted. */
   async next(timeoutMs: number | null): Promise<boolean> {
-    if (!this.stopped && !this.hinted) {
+    if (!this.signal.aborted && !this.hinted) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -113,6 +146,10 @@ class Wakeup {
       clearTimeout(timer);
     }
     this.hinted = false;
-    return !this.stopped;
+    return !this.signal.aborted;
+  }
+
+  close(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
   }
 }
