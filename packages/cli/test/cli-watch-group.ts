@@ -2,7 +2,7 @@ import { waitFor } from '@conclave/test-harness';
 import { assertBuilt, killAll, startConclave, uniqueElection } from './cli-process';
 
 /** A change must show within this of the moment the campaign printed it, ms. */
-const PROMPT_MS = 2_000;
+const PROMPT_MS = 4_000;
 /** Far longer than the test: with it, only a push can explain a prompt line. */
 const HUGE_INTERVAL = ['--interval-ms', '60000'];
 
@@ -22,14 +22,14 @@ export function describeCliWatchPush(name: string, url: () => string): void {
 
       const a = startConclave(['campaign', '--json', '--backend', url(), '--election', election, '--id', 'cand-a', '--lease-ms', '1500']);
       const elected = await a.waitForEvent({ event: 'elected' });
-      const seen = await watch.waitForEvent({ event: 'leader', leaderId: 'cand-a', token: elected.token }, 3 * PROMPT_MS);
+      const seen = await watch.waitForEvent({ event: 'leader', leaderId: 'cand-a', token: elected.token }, 2 * PROMPT_MS);
       expect(seen.at - elected.at).toBeLessThan(PROMPT_MS);
 
       a.signal('SIGTERM');
       expect(await a.waitForExit()).toEqual({ code: 0, signal: null });
       const stopped = a.events().at(-1)!;
       // The first line said "no leader" too: the release is the second.
-      const released = await waitFor(() => watch.events().filter((e) => e.leaderId === null)[1], 'watch to print the release', 3 * PROMPT_MS);
+      const released = await waitFor(() => watch.events().filter((e) => e.leaderId === null)[1], 'watch to print the release', 2 * PROMPT_MS);
       expect(released.at - stopped.at).toBeLessThan(PROMPT_MS);
 
       watch.signal('SIGINT');

@@ -6,7 +6,7 @@ import type { SuiteContext } from './suite-context';
 /** Lease of this group's Electors, ms: short, so force and clear (which wait out a lease) are quick. */
 const LEASE_MS = 800;
 /** A hint must come within this of the change, ms. */
-const HINT_MS = 3_000;
+const HINT_MS = 5_000;
 
 /**
  * Follows `election` through `watchLeader` and reads `getLeader` only when a hint came, so a
