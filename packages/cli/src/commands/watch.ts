@@ -13,6 +13,9 @@ export const DEFAULT_WATCH_INTERVAL_MS = 500;
  */
 export const PUSH_FALLBACK_MS = 5_000;
 
+/** The longest delay a Node timer keeps, ms. */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
 /** When `conclave watch` reads the leader, for a backend and `--interval-ms`. */
 export interface WatchPacing {
   /** Whether hints from `watchLeader` trigger reads. */
@@ -140,7 +143,9 @@ class Wakeup {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        if (timeoutMs !== null) timer = setTimeout(resolve, timeoutMs);
+        // Without a timeout, a timer that never fires still keeps the process up between hints:
+        // a pending promise alone does not, and a reconnecting client may hold no other handle.
+        timer = timeoutMs === null ? setTimeout(() => undefined, LONGEST_TIMER_MS) : setTimeout(resolve, timeoutMs);
       });
       this.wake = null;
       clearTimeout(timer);
