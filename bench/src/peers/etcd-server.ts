@@ -14,8 +14,8 @@ export const ETCD_BINARY = process.env.ETCD_BINARY ?? '/usr/bin/etcd';
 
 export interface EtcdServer {
   port: number;
-  /** Sum of etcd's grpc_server_handled_total (requests the server finished), from /metrics. */
-  handledRequests(): Promise<number>;
+  /** Sum of etcd's grpc_server_msg_received_total (messages received, stream messages included), from /metrics. */
+  receivedMessages(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -83,10 +83,10 @@ export async function startEtcd(): Promise<EtcdServer> {
   }
   return {
     port,
-    async handledRequests() {
+    async receivedMessages() {
       const text = await get(port, '/metrics');
       let n = 0;
-      for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm)) n += Number(m[1]);
+      for (const m of text.matchAll(/^grpc_server_msg_received_total\{[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm)) n += Number(m[1]);
       return n;
     },
     async close() {

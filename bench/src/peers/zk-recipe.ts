@@ -9,6 +9,10 @@
  * Keep-alive: an `exists` on its own node every third of the session timeout instead of the
  * client's idle ping (the same rate), so that each server contact is observable and the bench
  * can tell the lease the server still held at a crash.
+ *
+ * Read timeout: ZooKeeper's own client counts itself disconnected when the server has said
+ * nothing for ⅔ of the session timeout; node-zookeeper-client leaves that out (a silent
+ * connection would stay "connected" for ever), so the peer applies it to its keep-alives.
  */
 import { createClient, CreateMode, Event, State, type Client } from 'node-zookeeper-client';
 import { now, runPeer } from './peer-child';
@@ -22,6 +26,8 @@ runPeer((config, events) => {
   let leading = false;
   let stopped = false;
   let keepAlive: NodeJS.Timeout | null = null;
+  let heardAt = now();
+  let readTimeout: NodeJS.Timeout | null = null;
 
   const call = <T>(fn: (cb: (err: unknown, v: T) => void) => void) =>
     new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v))));
@@ -72,6 +78,7 @@ runPeer((config, events) => {
           setLeading(false, 'disconnected');
         } else if (state === State.SYNC_CONNECTED) {
           connected = true;
+          heardAt = now();
           if (!first) void check(c).catch((err: Error) => events.warn(err.message));
         } else if (state === State.EXPIRED) {
           connected = false;
@@ -100,14 +107,29 @@ runPeer((config, events) => {
         if (!c || !connected || !myNode) return;
         const sentAt = now();
         c.exists(myNode, (err, stat) => {
-          if (!err && stat && leading && c === client) events.lease(sentAt + c.getSessionTimeout());
+          if (err || c !== client) return;
+          heardAt = now();
+          if (!connected) {
+            connected = true;
+            void check(c).catch((e: Error) => events.warn(e.message));
+          }
+          if (stat && leading) events.lease(sentAt + c.getSessionTimeout());
         });
       }, Math.floor(config.leaseMs / 3));
+      // Local only (no traffic): report the step-down when the read timeout passes.
+      readTimeout = setInterval(() => {
+        const c = client;
+        if (c && connected && now() - heardAt > (c.getSessionTimeout() * 2) / 3) {
+          connected = false;
+          setLeading(false, 'no answer for 2/3 of the session timeout');
+        }
+      }, 20);
     },
-    isLeader: () => leading && connected,
+    isLeader: () => leading && connected && now() - heardAt <= ((client?.getSessionTimeout() ?? config.leaseMs) * 2) / 3,
     async stop() {
       stopped = true;
       if (keepAlive) clearInterval(keepAlive);
+      if (readTimeout) clearInterval(readTimeout);
       leading = false;
       // Closing the session deletes the ephemeral node at once; the next candidate's watch fires.
       const c = client;
