@@ -62,8 +62,10 @@ export async function startTarget(kind: BackendKind, leaseMs: number): Promise<B
   return {
     ...server,
     startCandidate: (config) => CandidateProcess.start(config, 30_000),
-    // The core's default safety margin for this lease.
-    leaseMarginMs: Math.max(50, Math.ceil(leaseMs * 0.02)),
+    // The core's default safety margin for this lease. On ZooKeeper the server's lease is the
+    // session (sessionTimeoutMs = leaseMs here, ended that long after the last contact), while the
+    // backend grants the Elector ⅔ of it: the rest is added back too.
+    leaseMarginMs: Math.max(50, Math.ceil(leaseMs * 0.02)) + (kind === 'zookeeper' ? leaseMs - Math.floor((leaseMs * 2) / 3) : 0),
   };
 }
 
