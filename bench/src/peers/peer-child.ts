@@ -80,7 +80,7 @@ export function runPeer(create: (config: CandidateConfig, events: PeerEvents) =>
     await election.stop().catch((err: unknown) => events.warn(`stop: ${(err as Error).message}`));
     events.revoked('stopped');
     send({ type: 'stopped', atMs: now() });
-    process.disconnect?.();
+    if (process.connected) process.disconnect();
     // Client libraries may keep sockets or timers open; the process has nothing left to do.
     setTimeout(() => process.exit(0), 200).unref();
   };
