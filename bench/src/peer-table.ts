@@ -10,6 +10,8 @@ import { round } from './util';
 interface Figure {
   label: string;
   unit: 'ms' | 'units' | '/s';
+  /** False for context that is neither good nor bad (where the kill fell in the renew cycle). */
+  ratio?: boolean;
   pick(r: BackendResult): number | null;
 }
 
@@ -19,7 +21,7 @@ const FIGURES: Figure[] = [
   { label: 'graceful hand-over p50', unit: 'ms', pick: (r) => r.graceful?.latencyMs.p50 ?? null },
   { label: 'graceful hand-over p99', unit: 'ms', pick: (r) => r.graceful?.latencyMs.p99 ?? null },
   { label: 'crash take-over p50 (raw, from the kill)', unit: 'ms', pick: (r) => r.crash?.latencyMs.p50 ?? null },
-  { label: 'crash take-over: lease left at the kill p50', unit: 'ms', pick: (r) => r.crash?.leaseLeftMs?.p50 ?? null },
+  { label: 'crash take-over: lease left at the kill p50 (context, no ratio)', unit: 'ms', ratio: false, pick: (r) => r.crash?.leaseLeftMs?.p50 ?? null },
   { label: 'crash take-over: overhead beyond the lease left p50', unit: 'ms', pick: (r) => r.crash?.overheadMs?.p50 ?? null },
   { label: 'crash take-over: overhead beyond the lease left p99', unit: 'ms', pick: (r) => r.crash?.overheadMs?.p99 ?? null },
   {
@@ -56,7 +58,7 @@ export function peerTable(results: readonly BackendResult[], isPeer: (k: SystemK
     const values = cols.map((c) => f.pick(c.r));
     if (values.every((v) => v === null)) continue;
     const peerValues = cols.map((c, i) => (isPeer(c.r.kind) ? values[i] : null)).filter((v): v is number => v !== null && v !== undefined);
-    const best = peerValues.length ? Math.min(...peerValues) : null;
+    const best = peerValues.length && f.ratio !== false ? Math.min(...peerValues) : null;
     lines.push(`| ${f.label} | ${values.map((v) => (v === null ? '—' : `${show(v, f.unit)}${ratio(v, best)}`)).join(' | ')} |`);
   }
   return lines.join('\n');

@@ -408,7 +408,7 @@ async function main(): Promise<void> {
     md.push(
       '## side by side with the peers (same run)',
       '',
-      'Each figure with its ratio to the best peer on that row (×1.00 = as good as the best peer; lower is better on every row).',
+      'Each figure with its ratio to the best peer on that row (×1.00 = as good as the best peer; lower is better on every row with a ratio).',
       '',
       peerTable(results, (k) => isPeer(k)),
       '',
