@@ -20,8 +20,11 @@ runPeer((config, events) => {
   let release: (() => void) | null = null;
   let loop: Promise<void> = Promise.resolve();
 
+  // The library's `expiration` is the send instant + duration − a drift allowance (driftFactor
+  // 0.01 by default × duration + 2 ms); the key's PX on the server is the full duration.
+  const driftMs = Math.round(0.01 * config.leaseMs) + 2;
   /** The lock's expiry is on the wall clock (Date.now()); the bench's clock is the monotonic one. */
-  const reportLease = (lock: Lock) => events.lease(now() + (lock.expiration - Date.now()));
+  const reportLease = (lock: Lock) => events.lease(now() + (lock.expiration + driftMs - Date.now()));
 
   const campaign = async () => {
     while (!stopped) {
