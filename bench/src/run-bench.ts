@@ -106,6 +106,8 @@ function plan(args: Args): Plan {
     p.graceful = p.crash = p.frozen = p.partition = args.rounds;
     p.limitMs = Math.max(p.limitMs, args.rounds * 3 * 4 * 12_000);
   }
+  // Each peer adds a server and the scenarios but many elections: a few minutes more (quick).
+  p.limitMs += args.peers.length * (args.quick ? 3 : 20) * 60_000;
   return p;
 }
 
