@@ -172,13 +172,58 @@ export interface BackendCapabilities {
    * Absent means false.
    */
   tokenClock?: boolean;
+  /**
+   * Which of `LeaderInfo`'s optional fields `getLeader()` reports. A field declared false is never
+   * reported (absent); absent means none is kept.
+   */
+  leaderMetadata?: LeaderMetadataCapabilities;
 }
+
+/**
+ * The leader metadata a backend keeps, field by field (see `LeaderInfo`). A field declared true
+ * is reported by `getLeader()` whenever the backend has it for the current term (`value` only
+ * when the leader published one); a field declared false is never reported.
+ */
+export interface LeaderMetadataCapabilities {
+  /** The value published with the leader's candidacy (`CampaignRequest.value`). */
+  value: boolean;
+  /** When the current term started, server time. */
+  since: boolean;
+  /** When the leader last took, joined or renewed its lease, server time. */
+  renewedAt: boolean;
+  /** When the current lease ends unless renewed, server time. */
+  leaseEndsAt: boolean;
+  /** How many terms the election has had. */
+  transitions: boolean;
+}
+
+/** A backend's `leaderMetadata`, with every field false when it declares none. */
+export function leaderMetadataOf(capabilities: BackendCapabilities): LeaderMetadataCapabilities {
+  return { ...NO_LEADER_METADATA, ...capabilities.leaderMetadata };
+}
+
+/** The `leaderMetadata` of a backend that keeps none. */
+export const NO_LEADER_METADATA: Readonly<LeaderMetadataCapabilities> = Object.freeze({
+  value: false,
+  since: false,
+  renewedAt: false,
+  leaseEndsAt: false,
+  transitions: false,
+});
 
 export interface CampaignRequest {
   election: string;
   candidateId: string;
   /** Lease length asked for, ms. */
   leaseMs: number;
+  /**
+   * A small value published with the candidacy (an address, a URL), at most
+   * `MAX_LEADER_VALUE_BYTES` UTF-8 bytes; `getLeader()` reports the leader's where the backend
+   * keeps it (`capabilities.leaderMetadata.value`). A candidacy sends the same value with every
+   * campaign (the Elector does); absent means none. Backends that keep values refuse one that is
+   * too long with `INVALID_OPTIONS` before any I/O; the others ignore it.
+   */
+  value?: string;
 }
 
 export type CampaignResult =
@@ -222,7 +267,23 @@ export interface ReleaseRequest {
   token?: number | null;
 }
 
+/**
+ * The current leader as the server sees it. The optional fields are present only where the
+ * backend keeps them (`capabilities.leaderMetadata`); absent means the backend cannot tell.
+ * Times are the server's clock, ms since the Unix epoch: compare them with each other, not with
+ * a client's clock.
+ */
 export interface LeaderInfo {
   candidateId: string;
   token: number;
+  /** The value the leader published with its candidacy; absent when it published none. */
+  value?: string;
+  /** When the current term started (the leader took the lease), server time, ms epoch. */
+  since?: number;
+  /** When the leader last took, joined or renewed its lease, server time, ms epoch. */
+  renewedAt?: number;
+  /** When the lease ends unless renewed, server time, ms epoch. */
+  leaseEndsAt?: number;
+  /** How many terms (changes of leader, forced ones included) the election has had, this one included. */
+  transitions?: number;
 }

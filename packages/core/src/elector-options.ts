@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
 import { ConclaveError } from './errors';
 import { defaultLogger, type Logger } from './logger';
-import { assertCandidateId, assertElectionName, assertOptionsObject, assertPositiveInteger, describe } from './validation';
+import { assertCandidateId, assertElectionName, assertLeaderValue, assertOptionsObject, assertPositiveInteger, describe } from './validation';
 
 export interface ElectorOptions {
   /** Where the election is held. Required. */
@@ -23,6 +23,12 @@ export interface ElectorOptions {
    * false this long before the server can let the lease go. Default max(50, 2 % of leaseMs).
    */
   safetyMarginMs?: number;
+  /**
+   * A small value published with every campaign (e.g. this candidate's address), at most 1024
+   * UTF-8 bytes; `backend.getLeader()` reports the leader's where the backend keeps it
+   * (`capabilities.leaderMetadata.value`). Default: none.
+   */
+  value?: string;
   /** pino-shaped logger. Default: silent, or console output when `CONCLAVE_LOG` is set. */
   logger?: Logger;
 }
@@ -36,6 +42,8 @@ export interface ResolvedElectorOptions {
   renewMs: number;
   retryMs: number;
   safetyMarginMs: number;
+  /** Published with every campaign; undefined when none. */
+  value: string | undefined;
   logger: Logger;
 }
 
@@ -88,11 +96,12 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
       { election: o.election },
     );
   }
+  if (o.value !== undefined) assertLeaderValue(o.value, backend.kind, o.election);
   const logger = o.logger ?? defaultLogger();
   if (typeof logger !== 'object' || logger === null || ['debug', 'info', 'warn', 'error'].some((l) => typeof (logger as unknown as Record<string, unknown>)[l] !== 'function')) {
     throw new ConclaveError('INVALID_OPTIONS', 'logger must have debug, info, warn and error methods', {
       election: o.election,
     });
   }
-  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger };
+  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, value: o.value, logger };
 }

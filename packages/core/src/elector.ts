@@ -417,13 +417,13 @@ export class Elector {
 
   private async campaignOnce(): Promise<void> {
     const epoch = this.epoch;
-    const { leaseMs, safetyMarginMs } = this.options;
+    const { leaseMs, safetyMarginMs, value } = this.options;
     const sentAt = performance.now();
     let result: CampaignResult;
     try {
       result = await this.timed(
         'campaign',
-        this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs }),
+        this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs, ...(value === undefined ? {} : { value }) }),
         leaseMs - safetyMarginMs,
         () => this.unavailable('campaign timed out'),
       );

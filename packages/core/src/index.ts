@@ -7,7 +7,9 @@ export type {
   RenewResult,
   ReleaseRequest,
   LeaderInfo,
+  LeaderMetadataCapabilities,
 } from './backend';
+export { NO_LEADER_METADATA, leaderMetadataOf } from './backend';
 export { Elector } from './elector';
 export type {
   Role,
@@ -51,7 +53,9 @@ export type { Logger } from './logger';
 export {
   MAX_CANDIDATE_ID_LENGTH,
   MAX_ELECTION_NAME_LENGTH,
+  MAX_LEADER_VALUE_BYTES,
   assertCandidateId,
+  assertLeaderValue,
   assertElectionName,
   assertOptionsObject,
   assertPositiveInteger,

@@ -10,7 +10,7 @@ import type {
   RenewResult,
 } from './backend';
 import { ConclaveError } from './errors';
-import { assertCandidateId, assertElectionName, assertPositiveInteger } from './validation';
+import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger } from './validation';
 import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
 import { forceAfterRevocation, isTombstone, tombstoneGraceMs, tombstoneHolder, tombstoneLookAgainMs, type Revocation } from './revocation';
@@ -40,6 +40,12 @@ interface Lease {
   token: number;
   /** performance.now() at which the lease ends: this "server's" clock. */
   expiresAt: number;
+  /** performance.now() at which the term started. */
+  since: number;
+  /** performance.now() of the last take, join or renewal. */
+  renewedAt: number;
+  /** The holder's published value, if any. */
+  value?: string;
 }
 
 /** One election's state in a MemoryStore. */
@@ -47,6 +53,8 @@ export interface ElectionRecord {
   lease: Lease | null;
   /** Last token handed out; never goes down, even when the lease is cleared. */
   lastToken: number;
+  /** Terms started so far (unlike `lastToken`, not moved by `raiseTokenFloor`). */
+  transitions: number;
   /** candidate id → performance.now() it was last seen campaigning. */
   candidates: Map<string, number>;
   watchers: Set<() => void>;
@@ -64,6 +72,7 @@ export class MemoryBackend implements ElectionBackend {
     push: 'best-effort',
     leaderPush: 'best-effort',
     tokenFloor: true,
+    leaderMetadata: { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true },
   };
 
   readonly store: MemoryStore;
@@ -77,8 +86,9 @@ export class MemoryBackend implements ElectionBackend {
     assertPositiveInteger(this.defaultLeaseMs, 'defaultLeaseMs', this.kind);
   }
 
-  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    if (value !== undefined) assertLeaderValue(value, this.kind, election);
     const record = await this.enter(election, candidateId);
     const now = performance.now();
     record.candidates.set(candidateId, now);
@@ -93,9 +103,12 @@ export class MemoryBackend implements ElectionBackend {
     if (lease) {
       lease.holder = candidateId;
       lease.expiresAt = now + leaseMs;
+      lease.renewedAt = now;
+      lease.value = value;
       return { role: 'leader', token: lease.token, leaseMs };
     }
-    record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs };
+    record.transitions++;
+    record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs, since: now, renewedAt: now, value };
     this.notify(record);
     return { role: 'leader', token: record.lease.token, leaseMs };
   }
@@ -113,6 +126,7 @@ export class MemoryBackend implements ElectionBackend {
       return { held: false, leaderId: lease && !isTombstone(lease.holder) ? lease.holder : null };
     }
     lease.expiresAt = now + leaseMs;
+    lease.renewedAt = now;
     return { held: true, leaseMs };
   }
 
@@ -129,7 +143,21 @@ export class MemoryBackend implements ElectionBackend {
   async getLeader(election: string): Promise<LeaderInfo | null> {
     const record = await this.enter(election);
     const lease = this.liveLease(record, performance.now());
-    return lease && !isTombstone(lease.holder) ? { candidateId: candidateOf(lease.holder), token: lease.token } : null;
+    return lease && !isTombstone(lease.holder) ? this.leaderInfo(record, lease) : null;
+  }
+
+  private leaderInfo(record: ElectionRecord, lease: Lease): LeaderInfo {
+    // This process is the "server": its wall clock is the server time, read monotonically.
+    const epoch = (t: number) => Math.round(performance.timeOrigin + t);
+    return {
+      candidateId: candidateOf(lease.holder),
+      token: lease.token,
+      ...(lease.value === undefined ? {} : { value: lease.value }),
+      since: epoch(lease.since),
+      renewedAt: epoch(lease.renewedAt),
+      leaseEndsAt: epoch(lease.expiresAt),
+      transitions: record.transitions,
+    };
   }
 
   async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
@@ -146,7 +174,8 @@ export class MemoryBackend implements ElectionBackend {
         const lease = this.liveLease(record, now);
         // Only over a free lease or a tombstone whose revoked lease has ended.
         if (lease && !(isTombstone(lease.holder) && lease.expiresAt - tombstoneGraceMs(lease.holder) <= now)) return null;
-        record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs };
+        record.transitions++;
+        record.lease = { holder: candidateId, token: ++record.lastToken, expiresAt: now + leaseMs, since: now, renewedAt: now };
         this.notify(record);
         return { candidateId, token: record.lease.token };
       },
@@ -168,13 +197,13 @@ export class MemoryBackend implements ElectionBackend {
     if (!lease) return { kind: 'free' };
     if (isTombstone(lease.holder)) {
       const end = lease.expiresAt - tombstoneGraceMs(lease.holder);
-      if (end + graceMs > lease.expiresAt) record.lease = { holder: tombstoneHolder(graceMs), token: lease.token, expiresAt: end + graceMs };
+      if (end + graceMs > lease.expiresAt) record.lease = { ...lease, holder: tombstoneHolder(graceMs), expiresAt: end + graceMs };
       return { kind: 'revoked', waitMs: Math.max(0, end - now) };
     }
     if (keepFor !== undefined && candidateOf(lease.holder) === keepFor) {
       return { kind: 'held', leader: { candidateId: keepFor, token: lease.token } };
     }
-    record.lease = { holder: tombstoneHolder(graceMs), token: lease.token, expiresAt: lease.expiresAt + graceMs };
+    record.lease = { ...lease, holder: tombstoneHolder(graceMs), expiresAt: lease.expiresAt + graceMs };
     this.notify(record);
     return { kind: 'revoked', waitMs: lease.expiresAt - now };
   }
@@ -262,7 +291,7 @@ export class MemoryBackend implements ElectionBackend {
   private record(election: string): ElectionRecord {
     let record = this.store.elections.get(election);
     if (!record) {
-      record = { lease: null, lastToken: 0, candidates: new Map(), watchers: new Set() };
+      record = { lease: null, lastToken: 0, transitions: 0, candidates: new Map(), watchers: new Set() };
       this.store.elections.set(election, record);
     }
     return record;

@@ -54,6 +54,31 @@ export function assertCandidateId(id: unknown, backend?: string, election?: stri
   }
 }
 
+/** Largest value a candidate may publish with its candidacy, in UTF-8 bytes. */
+export const MAX_LEADER_VALUE_BYTES = 1024;
+
+/**
+ * Throws `INVALID_OPTIONS` unless `value` is a string of at most `MAX_LEADER_VALUE_BYTES` UTF-8
+ * bytes without lone surrogates (they have no UTF-8 form, so a store would change them).
+ * Called before any I/O.
+ */
+export function assertLeaderValue(value: unknown, backend?: string, election?: string): asserts value is string {
+  if (typeof value !== 'string') {
+    throw new ConclaveError('INVALID_OPTIONS', `value must be a string, got ${describe(value)}`, { backend, election });
+  }
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_LEADER_VALUE_BYTES) {
+    throw new ConclaveError(
+      'INVALID_OPTIONS',
+      `value is ${bytes} UTF-8 bytes long; the limit is ${MAX_LEADER_VALUE_BYTES}`,
+      { backend, election },
+    );
+  }
+  if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) {
+    throw new ConclaveError('INVALID_OPTIONS', 'value holds a lone surrogate, which has no UTF-8 form', { backend, election });
+  }
+}
+
 /** Throws `INVALID_OPTIONS` unless `value` is a positive safe integer (a duration in ms, a count). */
 export function assertPositiveInteger(value: unknown, option: string, backend?: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {

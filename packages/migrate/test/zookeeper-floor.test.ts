@@ -69,6 +69,6 @@ test('rollback to ZooKeeper-only: after dual terms on MySQL tokens far above the
   const old = zookeeper();
   const oldToken = tokenOf(await old.campaign({ election, candidateId: 'old', leaseMs: LEASE }));
   expect(oldToken).toBeGreaterThan(dualToken);
-  expect(await old.getLeader(election)).toEqual({ candidateId: 'old', token: oldToken });
+  expect(await old.getLeader(election)).toMatchObject({ candidateId: 'old', token: oldToken });
   await old.release({ election, candidateId: 'old' });
 });

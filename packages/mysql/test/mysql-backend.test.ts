@@ -62,7 +62,7 @@ describe('lease row', () => {
     // The holder campaigning again keeps its term.
     expect(leader(await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE })).token).toBe(first.token);
     expect(await a.renew({ election: e, candidateId: 'A', token: first.token, leaseMs: LEASE })).toEqual({ held: true, leaseMs: LEASE });
-    expect(await a.getLeader(e)).toEqual({ candidateId: 'A', token: first.token });
+    expect(await a.getLeader(e)).toMatchObject({ candidateId: 'A', token: first.token });
     await a.release({ election: e, candidateId: 'A', token: first.token });
     await a.release({ election: e, candidateId: 'A', token: first.token }); // idempotent
     expect(await a.getLeader(e)).toBeNull();
@@ -96,7 +96,7 @@ describe('lease row', () => {
     // Forcing the candidate that holds the lease keeps its term.
     const again = await a.forceLeader(e, 'F', LEASE);
     expect(again).toEqual(forced);
-    expect(await a.getLeader(e)).toEqual(again);
+    expect(await a.getLeader(e)).toMatchObject(again);
     // Clear leaves a tombstone until the lease's end: nobody leads, nobody can campaign in.
     await a.clearLeader(e);
     expect(await a.getLeader(e)).toBeNull();
@@ -117,7 +117,7 @@ describe('lease row', () => {
     await b.release({ election: e, candidateId: 'B' });
     // Same id, stale token: not that term.
     await a.release({ election: e, candidateId: 'A', token: t - 1 });
-    expect(await b.getLeader(e)).toEqual({ candidateId: 'A', token: t });
+    expect(await b.getLeader(e)).toMatchObject({ candidateId: 'A', token: t });
     // Ids differing only in case or trailing space are different candidates (ascii_bin).
     expect(await b.renew({ election: e, candidateId: 'a', token: t, leaseMs: LEASE })).toMatchObject({ held: false });
     expect(await b.campaign({ election: e, candidateId: 'a', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: 'A' });
@@ -274,7 +274,7 @@ describe('SQL injection', () => {
     for (const id of nasty) {
       const e = uniqueElection('inj');
       const t = leader(await b.campaign({ election: e, candidateId: id, leaseMs: LEASE })).token;
-      expect(await b.getLeader(e)).toEqual({ candidateId: id, token: t });
+      expect(await b.getLeader(e)).toMatchObject({ candidateId: id, token: t });
       expect(await b.campaign({ election: e, candidateId: 'other', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: id });
       expect(await b.renew({ election: e, candidateId: id, token: t, leaseMs: LEASE })).toEqual({ held: true, leaseMs: LEASE });
       expect((await b.forceLeader(e, id)).candidateId).toBe(id);
@@ -319,7 +319,7 @@ describe('clocks', () => {
       if (f.role === 'follower') expect(f.leaseRemainingMs).toBeGreaterThan(LEASE / 2);
       skew = 60 * 60_000;
       expect(await a.renew({ election: e, candidateId: 'A', token: t, leaseMs: LEASE })).toEqual({ held: true, leaseMs: LEASE });
-      expect(await b.getLeader(e)).toEqual({ candidateId: 'A', token: t });
+      expect(await b.getLeader(e)).toMatchObject({ candidateId: 'A', token: t });
 
       // And a whole election run with the clock jumping around keeps one leader.
       const e2 = uniqueElection('skew');

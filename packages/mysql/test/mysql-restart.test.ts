@@ -52,7 +52,7 @@ describe('server killed and restarted', () => {
         await sleep(LEASE / 3);
         expect(electors.filter((x) => x.isLeader()).length).toBeLessThanOrEqual(1);
       }
-      expect(await backends[1]!.getLeader(e)).toEqual({ candidateId: next.candidateId, token: next.token });
+      expect(await backends[1]!.getLeader(e)).toMatchObject({ candidateId: next.candidateId, token: next.token });
 
       // A graceful hand-over still works after the restart (wake-up connections came back too).
       await next.stop();

@@ -68,7 +68,7 @@ describe('RedisBackend on one master', () => {
 
     expect(await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })).toEqual({ role: 'leader', token, leaseMs: 5000 });
     expect(await b.renew({ election, candidateId: 'a', token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
-    expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token });
+    expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token });
     expect(await b.listCandidates(election)).toEqual(['a', 'b']);
 
     await b.release({ election, candidateId: 'a', token });
@@ -89,7 +89,7 @@ describe('RedisBackend on one master', () => {
     await b.release({ election, candidateId: 'intruder', token });
     await b.release({ election, candidateId: 'intruder' });
     await b.release({ election, candidateId: 'owner', token: token + 1 }); // another term: untouched
-    expect(await b.getLeader(election)).toEqual({ candidateId: 'owner', token });
+    expect(await b.getLeader(election)).toMatchObject({ candidateId: 'owner', token });
     // renew never creates a lease
     await b.release({ election, candidateId: 'owner', token });
     expect(await b.renew({ election, candidateId: 'owner', token, leaseMs: 5000 })).toEqual({ held: false, leaderId: null });
@@ -126,7 +126,7 @@ describe('RedisBackend on one master', () => {
     const { token } = (await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
     await b.raiseTokenFloor(election, 1000);
     await b.raiseTokenFloor(election, 10); // never lowers it
-    expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token });
+    expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token });
     await b.release({ election, candidateId: 'a', token });
     expect(await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })).toMatchObject({ role: 'leader', token: 1001 });
   });

@@ -29,7 +29,7 @@ describe('RedisBackend quorum mode', () => {
     expect((follower as { leaseRemainingMs: number }).leaseRemainingMs).toBeGreaterThan(0);
     expect(await b.renew({ election, candidateId: 'b', token: 1, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'a' });
     await b.release({ election, candidateId: 'b' });
-    expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token: 1 });
+    expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token: 1 });
     await b.clearLeader(election);
     expect(await b.getLeader(election)).toBeNull();
     // The revoked lease keeps everyone out until it ends (a tombstone held by nobody).

@@ -74,7 +74,7 @@ describe('one node per candidate and session', () => {
     expect(names).not.toContain(stray);
     expect(ofCandidate(names, 'a')).toHaveLength(1);
     if (result.role !== 'leader') return;
-    expect(await backend.getLeader(e)).toEqual({ candidateId: 'a', token: result.token });
+    expect(await backend.getLeader(e)).toMatchObject({ candidateId: 'a', token: result.token });
     expect(await backend.renew({ election: e, candidateId: 'a', token: result.token, leaseMs: LEASE })).toMatchObject({ held: true });
 
     // Leadership works as usual: another candidate follows it and takes over on release.

@@ -46,7 +46,7 @@ describe('ZooKeeper token floor', () => {
     await a.raiseTokenFloor!(e, floor);
     for (let i = 0; i < 3; i++) {
       expect(await a.renew({ election: e, candidateId: 'a', token: first.token, leaseMs: LEASE })).toMatchObject({ held: true });
-      expect(await a.getLeader(e)).toEqual({ candidateId: 'a', token: first.token });
+      expect(await a.getLeader(e)).toMatchObject({ candidateId: 'a', token: first.token });
     }
     // Campaigning again while leading is the same term.
     expect(leaderOf(await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE })).token).toBe(first.token);
@@ -54,11 +54,11 @@ describe('ZooKeeper token floor', () => {
     const b = pool.direct({ root });
     const next = leaderOf(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE }));
     expect(next.token).toBeGreaterThan(floor);
-    expect(await a.getLeader(e)).toEqual({ candidateId: 'b', token: next.token });
+    expect(await a.getLeader(e)).toMatchObject({ candidateId: 'b', token: next.token });
     expect(await b.renew({ election: e, candidateId: 'b', token: next.token, leaseMs: LEASE })).toMatchObject({ held: true });
     // A lower floor changes nothing.
     await a.raiseTokenFloor!(e, 5);
-    expect(await b.getLeader(e)).toEqual({ candidateId: 'b', token: next.token });
+    expect(await b.getLeader(e)).toMatchObject({ candidateId: 'b', token: next.token });
   });
 
   test('a raise while a follower waits in the queue is not missed when it takes over', async () => {
@@ -73,7 +73,7 @@ describe('ZooKeeper token floor', () => {
     await a.release({ election: e, candidateId: 'a' });
     const next = leaderOf(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE }));
     expect(next.token).toBeGreaterThan(floor);
-    expect(await a.getLeader(e)).toEqual({ candidateId: 'b', token: next.token });
+    expect(await a.getLeader(e)).toMatchObject({ candidateId: 'b', token: next.token });
   });
 
   test('a head that recorded a new floor when it confirmed is still woken at once when its node is deleted', async () => {
@@ -143,7 +143,7 @@ describe('ZooKeeper token floor', () => {
       const next = leaderOf(await follower.backend.campaign({ election: e, candidateId: follower.id, leaseMs: LEASE }));
       expect(next.token).toBeGreaterThan(tokens[tokens.length - 1]!);
       expect(next.token).toBeGreaterThan(floor);
-      for (const b of [x, y]) expect(await b.getLeader(e)).toEqual({ candidateId: follower.id, token: next.token });
+      for (const b of [x, y]) expect(await b.getLeader(e)).toMatchObject({ candidateId: follower.id, token: next.token });
       tokens.push(next.token);
       // The old leader joins again at the back.
       expect((await leader.backend.campaign({ election: e, candidateId: leader.id, leaseMs: LEASE })).role).toBe('follower');

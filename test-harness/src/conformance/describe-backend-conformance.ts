@@ -12,6 +12,7 @@ import { describeTiming } from './timing-group';
 import { describeDuplicateIds } from './duplicate-id-group';
 import { describeWaitForLeadership } from './wait-for-leadership-group';
 import { describeWatchLeader } from './watch-leader-group';
+import { describeLeaderMetadata } from './leader-metadata-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -52,6 +53,7 @@ export function describeBackendConformance(
     describeDuplicateIds(ctx);
     describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
     describeTiming(ctx, factory.capabilities);
+    describeLeaderMetadata(ctx, factory.capabilities);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
     describeWaitForLeadership(ctx);

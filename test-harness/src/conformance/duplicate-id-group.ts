@@ -27,7 +27,7 @@ export function describeDuplicateIds(ctx: () => SuiteContext): void {
         expect(second.state.leaderId).toBe('same-id');
         expect(second.health().ok).toBe(false);
         const admin = await c.backend();
-        expect(await admin.getLeader(election)).toEqual({ candidateId: 'same-id', token: first.token });
+        expect(await admin.getLeader(election)).toMatchObject({ candidateId: 'same-id', token: first.token });
 
         // A hand-over between the two is a new term with a greater token.
         const firstToken = first.token!;

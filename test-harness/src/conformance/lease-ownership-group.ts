@@ -46,13 +46,13 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
       expect(foreignRenew.held).toBe(false);
       await b.release({ election, candidateId: 'b', token: lead.token });
       await b.release({ election, candidateId: 'b' });
-      expect(await b.getLeader(election)).toEqual({ candidateId: 'a', token: lead.token });
+      expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token: lead.token });
 
       // The holder with a stale token is refused too, and a stale-token release changes nothing.
       const staleRenew = await a.renew({ election, candidateId: 'a', token: lead.token - 1, leaseMs: c.leaseMs });
       expect(staleRenew.held).toBe(false);
       await a.release({ election, candidateId: 'a', token: lead.token - 1 });
-      expect(await a.getLeader(election)).toEqual({ candidateId: 'a', token: lead.token });
+      expect(await a.getLeader(election)).toMatchObject({ candidateId: 'a', token: lead.token });
 
       const ownRenew = await a.renew({ election, candidateId: 'a', token: lead.token, leaseMs: c.leaseMs });
       expect(ownRenew.held).toBe(true);

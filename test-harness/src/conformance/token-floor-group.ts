@@ -22,7 +22,7 @@ export function describeTokenFloor(ctx: () => SuiteContext, supported: boolean):
         // While a term runs, its token and its renewals are untouched.
         const floor = first.token + 500_000;
         await a.raiseTokenFloor!(election, floor);
-        expect(await a.getLeader(election)).toEqual({ candidateId: 'a', token: first.token });
+        expect(await a.getLeader(election)).toMatchObject({ candidateId: 'a', token: first.token });
         const renewed = await a.renew({ election, candidateId: 'a', token: first.token, leaseMs: c.leaseMs });
         expect(renewed.held).toBe(true);
         // A lower floor never lowers anything.
