@@ -11,13 +11,28 @@
 --     which @conclave/migrate raises so tokens keep increasing when an election changes backend);
 --   * expires_at is the lease end in UTC with millisecond precision, written and compared only
 --     with the server's UTC_TIMESTAMP(3) (never a client clock, never the session time zone);
+--   * holder_value, term_started_at, renewed_at and transitions are the leader metadata that
+--     getLeader() reports (the holder's published value as UTF-8, when its term started, when it
+--     last renewed, how many terms the election has had since the column exists);
 --   * ascii_bin: names and ids compare byte for byte ('Node-1' is not 'node-1', and trailing
 --     spaces count), which the default case-insensitive, pad-space collations would not do.
 CREATE TABLE IF NOT EXISTS `conclave_election` (
   `name` VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL COMMENT 'election name',
   `holder` VARCHAR(240) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'instance id (candidate id, space, nonce) or forced candidate id of the lease holder; NULL when released or cleared',
   `term` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'fencing token: +1 whenever the lease changes hands',
-  `term_floor` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
   `expires_at` DATETIME(3) NULL COMMENT 'lease end, UTC, server clock (UTC_TIMESTAMP(3))',
+  `term_floor` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
+  `holder_value` VARBINARY(1024) NULL COMMENT 'value published by the holder (UTF-8); NULL when none',
+  `term_started_at` DATETIME(3) NULL COMMENT 'start of the current term, UTC, server clock',
+  `renewed_at` DATETIME(3) NULL COMMENT 'last take, join or renewal of the lease, UTC, server clock',
+  `transitions` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'terms started since this column exists (unlike term, not moved by term_floor)',
   PRIMARY KEY (`name`)
 ) ENGINE=InnoDB COMMENT='conclave leader election leases';
+
+-- Upgrading a table created by an earlier build: MysqlBackend adds the missing columns itself on
+-- first use (unless createSchema: false). Otherwise run, for each column the table lacks:
+--   ALTER TABLE `conclave_election` ADD COLUMN `term_floor` BIGINT UNSIGNED NOT NULL DEFAULT 0;
+--   ALTER TABLE `conclave_election` ADD COLUMN `holder_value` VARBINARY(1024) NULL;
+--   ALTER TABLE `conclave_election` ADD COLUMN `term_started_at` DATETIME(3) NULL;
+--   ALTER TABLE `conclave_election` ADD COLUMN `renewed_at` DATETIME(3) NULL;
+--   ALTER TABLE `conclave_election` ADD COLUMN `transitions` BIGINT UNSIGNED NOT NULL DEFAULT 0;

@@ -5,6 +5,7 @@ import {
   assertInstanceId,
   candidateOf,
   assertElectionName,
+  assertLeaderValue,
   assertPositiveInteger,
   forceAfterRevocation,
   isTombstone,
@@ -23,7 +24,10 @@ import {
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {
+  addColumnSql,
   campaignSql,
+  columnsSql,
+  METADATA_COLUMNS,
   installSql,
   leaderSql,
   readRowsSql,
@@ -37,6 +41,9 @@ import {
 import { MysqlWakeChannel } from './mysql-wake';
 
 const KIND = 'mysql';
+
+/** Every field is a column of the lease row (`transitions` counts from when the column was added). */
+const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
 
 /**
  * Largest batch of one turn: a process renews (or campaigns for) up to this many elections in one
@@ -79,6 +86,7 @@ export class MysqlBackend implements ElectionBackend {
     push: 'best-effort',
     leaderPush: LEADER_PUSH,
     tokenFloor: true,
+    leaderMetadata: LEADER_METADATA,
   });
 
   readonly kind = KIND;
@@ -102,7 +110,7 @@ export class MysqlBackend implements ElectionBackend {
     this.wake = this.options.wakeUp
       ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
       : null;
-    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true };
+    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true, leaderMetadata: LEADER_METADATA };
     // Calls made in one event-loop turn (the core runs the Electors due in the same grid slot in
     // one turn) go to the server as one query: see flushCampaigns / flushRenewals. A batch is cut
     // only when its SQL would pass MAX_QUERY_BYTES.
@@ -112,20 +120,42 @@ export class MysqlBackend implements ElectionBackend {
 
   /**
    * Creates the lease table if it does not exist (`CREATE TABLE IF NOT EXISTS`, the DDL of
-   * `sql/schema.sql`). Idempotent. Called on first use unless `createSchema: false`.
+   * `sql/schema.sql`), and adds the columns a table created by an earlier build lacks
+   * (`ALTER TABLE … ADD COLUMN`, only for those missing). Idempotent. Called on first use unless
+   * `createSchema: false`.
    */
   async ensureSchema(): Promise<void> {
     this.assertOpen();
-    await this.run([schemaSql(this.table)]);
+    try {
+      await this.createOrUpgrade();
+    } catch (err) {
+      throw toMysqlError(err);
+    }
     this.schemaReady ??= Promise.resolve();
   }
 
+  private async createOrUpgrade(election?: string): Promise<void> {
+    const [, columns] = (await this.executor.run([schemaSql(this.table), columnsSql(this.table)], election)) as [
+      unknown,
+      Array<Record<string, unknown>>,
+    ];
+    const present = new Set(columns.map((c) => String(c.name ?? c.COLUMN_NAME).toLowerCase()));
+    for (const [column] of METADATA_COLUMNS) {
+      if (present.has(column)) continue;
+      // Another process may add it at the same moment: "duplicate column" means it is there.
+      await this.executor.run([addColumnSql(this.table, column)], election).catch((err: unknown) => {
+        if (!isDuplicateColumn(err)) throw err;
+      });
+    }
+  }
+
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
-    const { election, candidateId, leaseMs } = request;
+    const { election, candidateId, leaseMs, value } = request;
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    if (value !== undefined) assertLeaderValue(value, KIND, election);
     await this.ready(election);
-    return this.campaigns.submit({ election, candidateId, leaseMs });
+    return this.campaigns.submit({ election, candidateId, leaseMs, ...(value === undefined ? {} : { value }) });
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
@@ -164,7 +194,7 @@ export class MysqlBackend implements ElectionBackend {
     await this.ready(election);
     const [rows] = (await this.run([leaderSql(this.table, election)], election)) as [Array<Record<string, unknown>>];
     const row = rows[0];
-    return row ? { candidateId: candidateOf(String(row.holder)), token: Number(row.term) } : null;
+    return row ? leaderInfo(row) : null;
   }
 
   /**
@@ -263,10 +293,10 @@ export class MysqlBackend implements ElectionBackend {
   private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
     const groups = new Map<string, CampaignGroup & { seen: Set<string> }>();
     for (const r of requests) {
-      const key = `${r.leaseMs}\0${r.candidateId}`;
+      const key = `${r.leaseMs}\0${r.candidateId}\0${r.value === undefined ? '' : `=${r.value}`}`;
       let group = groups.get(key);
       if (!group) {
-        group = { candidateId: r.candidateId, leaseMs: r.leaseMs, elections: [], seen: new Set() };
+        group = { candidateId: r.candidateId, leaseMs: r.leaseMs, value: r.value ?? null, elections: [], seen: new Set() };
         groups.set(key, group);
       }
       if (!group.seen.has(r.election)) {
@@ -344,7 +374,7 @@ export class MysqlBackend implements ElectionBackend {
   private ready(election: string): Promise<void> {
     if (!this.options.createSchema) return Promise.resolve();
     if (!this.schemaReady) {
-      this.schemaReady = this.executor.run([schemaSql(this.table)], election).then(
+      this.schemaReady = this.createOrUpgrade(election).then(
         () => undefined,
         (err: unknown) => {
           this.schemaReady = null;
@@ -374,7 +404,7 @@ function hexBytes(value: string): number {
 
 /** Upper estimate of the SQL one campaign adds to a batch (VALUES row + read-back name). */
 function campaignBytes(r: CampaignRequest): number {
-  return 2 * hexBytes(r.election) + hexBytes(r.candidateId) + 64;
+  return 2 * hexBytes(r.election) + hexBytes(r.candidateId) + (r.value === undefined ? 0 : 2 * hexBytes(r.value)) + 96;
 }
 
 /** Upper estimate of the SQL one renewal adds (name IN, row-constructor tuple, read-back name). */
@@ -419,4 +449,29 @@ function toRows(result: unknown): Map<string, LeaseRow> {
     });
   }
   return rows;
+}
+
+/** A `leaderSql` row as `LeaderInfo`; a NULL column (not known) leaves its field out. */
+function leaderInfo(row: Record<string, unknown>): LeaderInfo {
+  const info: LeaderInfo = { candidateId: candidateOf(String(row.holder)), token: Number(row.term) };
+  if (row.holder_value !== null && row.holder_value !== undefined) {
+    info.value = Buffer.isBuffer(row.holder_value) ? row.holder_value.toString('utf8') : String(row.holder_value);
+  }
+  const ms = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
+  const since = ms(row.since_ms);
+  const renewedAt = ms(row.renewed_ms);
+  const leaseEndsAt = ms(row.ends_ms);
+  if (since !== undefined) info.since = since;
+  if (renewedAt !== undefined) info.renewedAt = renewedAt;
+  if (leaseEndsAt !== undefined) info.leaseEndsAt = leaseEndsAt;
+  // 0: the term started before the column existed, so its count is not known.
+  const transitions = Number(row.transitions);
+  if (transitions > 0) info.transitions = transitions;
+  return info;
+}
+
+/** ER_DUP_FIELDNAME: the column is already there. */
+function isDuplicateColumn(err: unknown): boolean {
+  const cause = err instanceof ConclaveError ? (err.cause as { errno?: unknown } | undefined) : (err as { errno?: unknown });
+  return cause?.errno === 1060;
 }

@@ -16,8 +16,8 @@
 
 import { candidateOf, tombstoneHolder } from '@conclave/core';
 
-/** A value that goes into SQL: strings as hex literals, numbers as safe integers. */
-export type SqlValue = string | number;
+/** A value that goes into SQL: strings as hex literals, numbers as safe integers, null as NULL. */
+export type SqlValue = string | number | null;
 
 /**
  * Renders `?` placeholders. This is conclave's parameter binding: values never become SQL text.
@@ -29,13 +29,14 @@ export function bind(sql: string, values: readonly SqlValue[]): string {
   let i = 0;
   const out = sql.replace(/\?/g, () => {
     if (i >= values.length) throw new Error(`bind: more placeholders than values in ${sql}`);
-    return literal(values[i++]!);
+    return literal(values[i++] as SqlValue);
   });
   if (i !== values.length) throw new Error(`bind: ${values.length} values for ${i} placeholders`);
   return out;
 }
 
 export function literal(value: SqlValue): string {
+  if (value === null) return 'NULL';
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw new Error(`bind: ${value} is not a safe integer`);
     return String(value);
@@ -61,15 +62,44 @@ export function schemaSql(table: string): string {
   \`name\` VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL COMMENT 'election name',
   \`holder\` VARCHAR(240) CHARACTER SET ascii COLLATE ascii_bin NULL COMMENT 'instance id (candidate id, space, nonce) or forced candidate id of the lease holder; NULL when released or cleared',
   \`term\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'fencing token: +1 whenever the lease changes hands',
-  \`term_floor\` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)',
   \`expires_at\` DATETIME(3) NULL COMMENT 'lease end, UTC, server clock (UTC_TIMESTAMP(3))',
-  PRIMARY KEY (\`name\`)
+${METADATA_COLUMNS.map(([name, ddl]) => `  \`${name}\` ${ddl},\n`).join('')}  PRIMARY KEY (\`name\`)
 ) ENGINE=InnoDB COMMENT='conclave leader election leases'`;
+}
+
+/**
+ * Columns added after the first release, with their DDL: tables created by earlier builds get them
+ * from `addColumnSql` (see `missingColumnsSql`). Each has a default, so rows written before the
+ * column existed read as "not known" (NULL) or 0.
+ */
+export const METADATA_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ['term_floor', "BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the next term is above this (raiseTokenFloor, for migrations)'"],
+  ['holder_value', "VARBINARY(1024) NULL COMMENT 'value published by the holder (UTF-8); NULL when none'"],
+  ['term_started_at', "DATETIME(3) NULL COMMENT 'start of the current term, UTC, server clock'"],
+  ['renewed_at', "DATETIME(3) NULL COMMENT 'last take, join or renewal of the lease, UTC, server clock'"],
+  ['transitions', "BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'terms started since this column exists (unlike term, not moved by term_floor)'"],
+];
+
+/** The lease table's column names, to find the `METADATA_COLUMNS` an older table lacks. */
+export function columnsSql(table: string): string {
+  return bind(
+    `SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`,
+    [table],
+  );
+}
+
+/** Adds one of `METADATA_COLUMNS` to a table created by an earlier build. */
+export function addColumnSql(table: string, column: string): string {
+  const entry = METADATA_COLUMNS.find(([name]) => name === column);
+  if (!entry) throw new Error(`addColumnSql: unknown column ${column}`);
+  return `ALTER TABLE ${q(table)} ADD COLUMN \`${entry[0]}\` ${entry[1]}`;
 }
 
 export interface CampaignGroup {
   candidateId: string;
   leaseMs: number;
+  /** Published with the candidacy; null when none. */
+  value: string | null;
   elections: string[];
 }
 
@@ -82,28 +112,36 @@ export interface CampaignGroup {
  *   and above `term_floor` when a migration raised it (see `raiseFloorSql`);
  *   a live holder campaigning again keeps its term and gets its lease extended;
  * - an instance id (`"<candidate> <nonce>"`) adopts, same term, a lease forced to its bare
- *   candidate id (`holder = candidate`), so two instances of one candidate never share a term.
+ *   candidate id (`holder = candidate`), so two instances of one candidate never share a term;
+ * - leader metadata: a new term counts a transition and records its start; whenever we now hold
+ *   the lease, `renewed_at` and our value are written.
  *
  * The order of the assignments matters. MySQL evaluates them left to right, each seeing the
  * columns already assigned; MariaDB does the same unless `SIMULTANEOUS_ASSIGNMENT` is set, then
- * each sees the old row. `term` and `holder` come first and read only columns not yet assigned
- * (`holder`, `expires_at`). `expires_at` reads `holder`, which differs between the two modes,
+ * each sees the old row. `term`, the metadata columns and `holder` come first and read only columns not
+ * yet assigned (`holder`, `expires_at`). `expires_at` reads `holder`, which differs between the two modes,
  * but its condition (`holder` is us or our bare candidate id, or the lease was free) is true in
  * both exactly when we now hold the lease: left to right, `holder` is us iff we were the holder,
  * adopted a forced lease or took the free row; simultaneously, the old `holder` is us or our
  * candidate id, or the old lease was free. Same answer either way.
  */
 export function campaignSql(table: string, group: CampaignGroup): string {
-  const rows = group.elections.map(() => `(?, ?, 1, ${NOW} + INTERVAL ? MICROSECOND)`).join(', ');
+  const rows = group.elections.map(() => `(?, ?, 1, ${NOW} + INTERVAL ? MICROSECOND, ?, ${NOW}, ${NOW}, 1)`).join(', ');
   const values: SqlValue[] = [];
   const leaseUs = group.leaseMs * 1000;
-  for (const election of group.elections) values.push(election, group.candidateId, leaseUs);
+  for (const election of group.elections) values.push(election, group.candidateId, leaseUs, group.value);
   const candidate = candidateOf(group.candidateId);
+  values.push(candidate, group.candidateId, candidate, group.candidateId, group.value);
   values.push(candidate, group.candidateId, group.candidateId, candidate, leaseUs);
+  const ours = `(${FREE} OR holder = ? OR holder = ?)`;
   return bind(
-    `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES ${rows}
+    `INSERT INTO ${q(table)} (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions) VALUES ${rows}
 ON DUPLICATE KEY UPDATE
   term = IF(${FREE}, GREATEST(term, term_floor) + 1, term),
+  transitions = IF(${FREE}, transitions + 1, transitions),
+  term_started_at = IF(${FREE}, ${NOW}, term_started_at),
+  renewed_at = IF(${ours}, ${NOW}, renewed_at),
+  holder_value = IF(${ours}, ?, holder_value),
   holder = IF(${FREE} OR holder = ?, ?, holder),
   expires_at = IF(holder = ? OR holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
     values,
@@ -127,7 +165,7 @@ export function renewSql(table: string, leaseMs: number, items: readonly RenewIt
   for (const item of items) values.push(item.election);
   for (const item of items) values.push(item.election, item.candidateId, item.token);
   return bind(
-    `UPDATE ${q(table)} SET expires_at = ${NOW} + INTERVAL ? MICROSECOND
+    `UPDATE ${q(table)} SET renewed_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
 WHERE name IN (${items.map(() => '?').join(', ')})
   AND (name, holder, term) IN (${items.map(() => '(?, ?, ?)').join(', ')})
   AND expires_at > ${NOW}`,
@@ -210,7 +248,8 @@ WHERE name = ? AND holder IS NOT NULL AND ${TOMB} AND expires_at > ${NOW} AND ${
  * nothing was installed), so the token is known from this one statement even if another admin
  * forces again right after (a read-back could see theirs).
  *
- * `term` and `holder` read only columns not yet assigned; `expires_at` reads `holder`, which is
+ * `term`, the metadata columns and `holder` read only columns not yet assigned (`renewed_at` reads
+ * the old `holder` in both modes); `expires_at` reads `holder`, which is
  * the new holder (left to right) or the old one (simultaneous): either way the condition holds
  * exactly when this statement installs `candidateId`, or when it already held the lease.
  */
@@ -218,12 +257,17 @@ export function installSql(table: string, election: string, candidateId: string,
   const leaseUs = leaseMs * 1000;
   const ok = `(${FREE} OR (${TOMB} AND expires_at - INTERVAL ${GRACE_MS} * 1000 MICROSECOND <= ${NOW}))`;
   return bind(
-    `INSERT INTO ${q(table)} (name, holder, term, expires_at) VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND)
+    `INSERT INTO ${q(table)} (name, holder, term, expires_at, term_started_at, renewed_at, transitions)
+VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND, ${NOW}, ${NOW}, 1)
 ON DUPLICATE KEY UPDATE
   term = IF(${ok}, LAST_INSERT_ID(GREATEST(term, term_floor) + 1), term + LAST_INSERT_ID(0)),
+  transitions = IF(${ok}, transitions + 1, transitions),
+  term_started_at = IF(${ok}, ${NOW}, term_started_at),
+  renewed_at = IF(holder = ? OR ${ok}, ${NOW}, renewed_at),
+  holder_value = IF(${ok}, NULL, holder_value),
   holder = IF(${ok}, ?, holder),
   expires_at = IF(holder = ? OR ${ok}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
-    [election, candidateId, leaseUs, candidateId, candidateId, leaseUs],
+    [election, candidateId, leaseUs, candidateId, candidateId, candidateId, leaseUs],
   );
 }
 
@@ -240,10 +284,21 @@ ON DUPLICATE KEY UPDATE term_floor = GREATEST(term_floor, ?)`,
   );
 }
 
-/** Who leads, only while the lease is live on the server and not revoked (a tombstone). */
+/** A UTC DATETIME(3) column as ms since the Unix epoch (UNIX_TIMESTAMP would read it in the session's zone). */
+function epochMs(column: string): string {
+  return `TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ${column}) DIV 1000`;
+}
+
+/**
+ * Who leads, only while the lease is live on the server and not revoked (a tombstone), with the
+ * leader metadata (times as ms since the epoch; NULL when not known, e.g. a term that started
+ * before the columns were added).
+ */
 export function leaderSql(table: string, election: string): string {
   return bind(
-    `SELECT holder, term FROM ${q(table)} WHERE name = ? AND ${HELD}`,
+    `SELECT holder, term, holder_value, transitions, ${epochMs('term_started_at')} AS since_ms,
+  ${epochMs('renewed_at')} AS renewed_ms, ${epochMs('expires_at')} AS ends_ms
+FROM ${q(table)} WHERE name = ? AND ${HELD}`,
     [election],
   );
 }
