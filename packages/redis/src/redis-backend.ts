@@ -3,6 +3,7 @@ import {
   assertCandidateId,
   assertInstanceId,
   assertElectionName,
+  assertLeaderValue,
   assertPositiveInteger,
   type BackendCapabilities,
   type CampaignRequest,
@@ -21,6 +22,12 @@ import { QuorumLeaseOps } from './redis-quorum';
 import { SingleLeaseOps } from './redis-single';
 
 /**
+ * Value, term start and last renewal live in the lease hash, the lease end is its TTL. No
+ * transitions: the term counter jumps (raiseTokenFloor, tokenClockFloor), so it does not count terms.
+ */
+const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: false });
+
+/**
  * Leader election on Redis: a lease key taken with one Lua script (SET-NX-PX semantics plus a
  * term counter for the fencing token), renewed by compare-and-PEXPIRE (the "watchdog" of
  * Redisson is the Elector's renew loop), released by compare-and-delete, with a pub/sub message
@@ -29,6 +36,8 @@ import { SingleLeaseOps } from './redis-single';
  */
 export class RedisBackend implements ElectionBackend {
   readonly kind = 'redis';
+  /** The leader metadata every Redis backend keeps, single master or quorum. */
+  static readonly leaderMetadata = LEADER_METADATA;
   readonly capabilities: BackendCapabilities;
   /** true when the backend runs Redlock over several masters. */
   readonly quorum: boolean;
@@ -48,6 +57,7 @@ export class RedisBackend implements ElectionBackend {
       leaderPush: this.options.publish ? 'best-effort' : 'none',
       tokenFloor: true,
       tokenClock: this.options.tokenClockFloor,
+      leaderMetadata: LEADER_METADATA,
     };
     this.nodes = this.options.sources.map(
       (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
@@ -55,11 +65,12 @@ export class RedisBackend implements ElectionBackend {
     this.ops = this.quorum ? new QuorumLeaseOps(this.nodes, this.options) : new SingleLeaseOps(this.nodes[0]!, this.options);
   }
 
-  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
     const keys = this.enter(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
+    if (value !== undefined) assertLeaderValue(value, this.kind, election);
     await this.subscriptionsSettled(keys.channel, leaseMs);
-    return this.ops.campaign(keys, election, candidateId, leaseMs);
+    return this.ops.campaign(keys, election, candidateId, leaseMs, value);
   }
 
   async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {

@@ -1,4 +1,4 @@
-import type { CampaignResult, LeaderInfo, RenewResult } from '@conclave/core';
+import { candidateOf, isTombstone, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
 
 /**
@@ -6,7 +6,8 @@ import type { ElectionKeys } from './redis-keys';
  * validated by `RedisBackend` before these are called.
  */
 export interface LeaseOps {
-  campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<CampaignResult>;
+  /** `value`: published with the candidacy, undefined when none. */
+  campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number, value: string | undefined): Promise<CampaignResult>;
   renew(keys: ElectionKeys, election: string, candidateId: string, token: number, leaseMs: number): Promise<RenewResult>;
   release(keys: ElectionKeys, election: string, candidateId: string, token: number | null): Promise<void>;
   getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null>;
@@ -42,4 +43,51 @@ export function orderCandidates(holder: string | null, seen: Iterable<[string, n
     .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
     .map(([id]) => id);
   return holder ? [holder, ...others] : others;
+}
+
+/** The CAMPAIGN script's value argument: '' for none, else '=' and the value (so '' can be a value). */
+export function valueArg(value: string | undefined): string {
+  return value === undefined ? '' : `=${value}`;
+}
+
+/** One master's LEADER reply. */
+export interface LeaderReply {
+  holder: string;
+  token: number;
+  /** The master's clock when it answered, ms epoch. */
+  now: number;
+  /** Time left on the lease, ms. */
+  pttl: number;
+  value: string | null;
+  since: number | null;
+  renewed: number | null;
+}
+
+/** A LEADER reply, or null when nobody holds a live lease (or a tombstone stands). */
+export function parseLeader(reply: unknown): LeaderReply | null {
+  const v = Array.isArray(reply) ? (reply as unknown[]) : [];
+  const token = parseToken(v[1]);
+  if (typeof v[0] !== 'string' || !v[0] || isTombstone(v[0]) || token === null) return null;
+  const ms = (x: unknown) => (typeof x === 'string' && /^\d+$/.test(x) ? Number(x) : null);
+  return {
+    holder: v[0],
+    token,
+    pttl: Number(v[2]),
+    now: Number(v[3]),
+    value: typeof v[4] === 'string' ? v[4] : null,
+    since: ms(v[5]),
+    renewed: ms(v[6]),
+  };
+}
+
+/** `LeaderInfo` from one master's reply; a field the master does not have is left out. */
+export function leaderInfoOf(r: LeaderReply): LeaderInfo {
+  return {
+    candidateId: candidateOf(r.holder),
+    token: r.token,
+    ...(r.value === null ? {} : { value: r.value }),
+    ...(r.since === null ? {} : { since: r.since }),
+    ...(r.renewed === null ? {} : { renewedAt: r.renewed }),
+    ...(r.pttl >= 0 && Number.isSafeInteger(r.now) ? { leaseEndsAt: r.now + r.pttl } : {}),
+  };
 }

@@ -11,7 +11,7 @@ import {
   type Revocation,
 } from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
-import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
+import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
 import { CAMPAIGN, CANDIDATES, COMMIT, FLOOR, INSTALL, LEADER, NOTIFY, RELEASE, RENEW, REVOKE } from './redis-scripts';
@@ -55,12 +55,12 @@ export class QuorumLeaseOps implements LeaseOps {
     this.majority = Math.floor(nodes.length / 2) + 1;
   }
 
-  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<CampaignResult> {
+  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number, value: string | undefined): Promise<CampaignResult> {
     const sentAt = performance.now();
     const replies = await this.onAll(() => ({
       script: CAMPAIGN,
       keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
-      args: [candidateId, leaseMs, this.cttl(leaseMs), '0', '0', candidateOf(candidateId)],
+      args: [candidateId, leaseMs, this.cttl(leaseMs), '0', '0', candidateOf(candidateId), '', valueArg(value)],
       election,
     }));
     const mine: number[] = []; // indices of masters where this candidate holds the lease now
@@ -167,15 +167,16 @@ export class QuorumLeaseOps implements LeaseOps {
   async getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null> {
     const replies = await this.onAll(() => ({ script: LEADER, keys: [keys.lease], args: [], election }));
     this.requireMajority(replies, election);
-    const votes = replies.flatMap((r) => {
-      const v = r.ok ? (r.value as string[]) : [];
-      const token = parseToken(v[1]);
-      return v[0] && !isTombstone(v[0]) && token !== null ? [`${token} ${v[0]}`] : [];
+    const leaders = replies.flatMap((r) => {
+      const leader = r.ok ? parseLeader(r.value) : null;
+      return leader ? [leader] : [];
     });
-    const winner = mostCommon(votes, this.majority);
+    const winner = mostCommon(leaders.map((l) => `${l.token} ${l.holder}`), this.majority);
     if (winner === null) return null;
-    const space = winner.indexOf(' ');
-    return { candidateId: candidateOf(winner.slice(space + 1)), token: Number(winner.slice(0, space)) };
+    // Metadata from one master, so its times come from one clock: the one whose lease end is the
+    // majority's (the lease is held while a majority holds it).
+    const agreeing = leaders.filter((l) => `${l.token} ${l.holder}` === winner).sort((a, b) => b.now + b.pttl - (a.now + a.pttl));
+    return leaderInfoOf(agreeing[this.majority - 1] ?? agreeing[agreeing.length - 1]!);
   }
 
   /**

@@ -27,6 +27,11 @@ local function next_token(term, floor)
   if floor == '1' and now > n then n = now end
   return n
 end
+-- Leader metadata kept in the lease hash: value (published by the holder; ARGV '' = none, else
+-- '=' then the value), since (the term's start) and renewed (last take, join or renewal), server ms.
+local function set_value(key, arg)
+  if not arg or arg == '' then redis.call('HDEL', key, 'value') else redis.call('HSET', key, 'value', string.sub(arg, 2)) end
+end
 local function fence_wait(key, lease)
   local info = redis.pcall('INFO', 'server')
   local run, up = nil, nil
@@ -70,7 +75,7 @@ end
  * (0 = not tracked), assign ('1': one master, the token is chosen here; '0': quorum prepare,
  * token '0' until COMMIT), clockFloor ('1'/'0'), candidate (the instance's bare candidate id: a
  * lease forced to it is adopted, same term, once committed), elected (channel told of a new term
- * for observers; '' = none; only when assign is '1').
+ * for observers; '' = none; only when assign is '1'), value ('' = none, else '=' value).
  * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
  * {0, holder, token, pttl} held by another | {3, waitMs, term, now} free, but this master is
  * inside its restart fence for waitMs more.
@@ -91,6 +96,8 @@ if cur[1] then
   -- '0'): adopting a quorum force's prepared lease would make its COMMIT miss this master.
   if cur[1] == id or (cur[1] == ARGV[6] and cur[2] ~= '0') then
     if cur[1] ~= id then redis.call('HSET', KEYS[1], 'holder', id) end
+    redis.call('HSET', KEYS[1], 'renewed', str(now))
+    set_value(KEYS[1], ARGV[8])
     redis.call('PEXPIRE', KEYS[1], lease)
     return {1, cur[2] or '0', str(term), str(now)}
   end
@@ -103,7 +110,8 @@ if ARGV[4] == '1' then
   token = str(next_token(term, ARGV[5]))
   redis.call('SET', KEYS[2], token)
 end
-redis.call('HSET', KEYS[1], 'holder', id, 'token', token)
+redis.call('HSET', KEYS[1], 'holder', id, 'token', token, 'since', str(now), 'renewed', str(now))
+set_value(KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[1], lease)
 if ARGV[4] == '1' and ARGV[7] and ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], 'elected') end
 return {2, token, str(term), str(now)}
@@ -150,6 +158,8 @@ elseif ARGV[5] == '1' and (not cur[1] or (cur[1] == id and cur[2] == '0'))
   code = 2
 end
 if code == 0 then return {0, cur[1], cur[2]} end
+redis.call('HSET', KEYS[1], 'renewed', str(now))
+if code == 2 and not redis.call('HGET', KEYS[1], 'since') then redis.call('HSET', KEYS[1], 'since', str(now)) end
 redis.call('PEXPIRE', KEYS[1], lease)
 if cttl > 0 then
   redis.call('ZADD', KEYS[3], now + cttl, id)
@@ -239,20 +249,23 @@ if ARGV[3] == '1' then
   redis.call('SET', KEYS[2], token)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token)
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token, 'since', str(now), 'renewed', str(now))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 if ARGV[3] == '1' and ARGV[5] == '1' then redis.call('PUBLISH', ARGV[6], 'forced') end
 return {1, token, str(term), str(now)}
 `,
 );
 
-/** KEYS: lease. Returns {holder, token, pttl} or {} when nobody holds a live lease. */
+/**
+ * KEYS: lease. Returns {holder, token, pttl, now, value, since, renewed} (the last three false
+ * when not kept) or {} when nobody holds a live lease.
+ */
 export const LEADER = script(
   'leader',
   `
-local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
+local cur = redis.call('HMGET', KEYS[1], 'holder', 'token', 'value', 'since', 'renewed')
 if not cur[1] then return {} end
-return {cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1])}
+return {cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1]), str(now), cur[3], cur[4], cur[5]}
 `,
 );
 

@@ -9,7 +9,7 @@ import {
   type Revocation,
 } from '@conclave/core';
 import type { ElectionKeys } from './redis-keys';
-import { candidateTtlMs, orderCandidates, parseCandidates, parseToken, type LeaseOps } from './redis-lease-ops';
+import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
 import { CAMPAIGN, CANDIDATES, FLOOR, INSTALL, LEADER, RELEASE, RENEW, REVOKE } from './redis-scripts';
@@ -27,7 +27,7 @@ export class SingleLeaseOps implements LeaseOps {
     private readonly options: ResolvedRedisOptions,
   ) {}
 
-  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number): Promise<CampaignResult> {
+  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number, value: string | undefined): Promise<CampaignResult> {
     const reply = (await this.node.run({
       script: CAMPAIGN,
       keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
@@ -39,6 +39,7 @@ export class SingleLeaseOps implements LeaseOps {
         this.options.tokenClockFloor ? '1' : '0',
         candidateOf(candidateId),
         this.options.publish ? keys.elected : '',
+        valueArg(value),
       ],
       election,
     })) as [number, string, string, string | number];
@@ -85,9 +86,8 @@ export class SingleLeaseOps implements LeaseOps {
   }
 
   async getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null> {
-    const reply = (await this.node.run({ script: LEADER, keys: [keys.lease], args: [], election })) as string[];
-    const token = parseToken(reply[1]);
-    return reply[0] && !isTombstone(reply[0]) && token !== null ? { candidateId: candidateOf(reply[0]), token } : null;
+    const reply = parseLeader(await this.node.run({ script: LEADER, keys: [keys.lease], args: [], election }));
+    return reply ? leaderInfoOf(reply) : null;
   }
 
   /**

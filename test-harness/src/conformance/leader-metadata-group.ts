@@ -41,9 +41,11 @@ export function describeLeaderMetadata(ctx: () => SuiteContext, capabilities: Ba
     kept[field] ? test.bind(null, title) : test.skip.bind(null, `${title} (skipped: the backend does not declare leaderMetadata.${field})`);
 
   describe('leader metadata', () => {
-    test('an Elector refuses a value longer than 1024 UTF-8 bytes with INVALID_OPTIONS, before any I/O', async () => {
+    test('the backend declares what the suite was told, and an Elector refuses a value over 1024 UTF-8 bytes with INVALID_OPTIONS before any I/O', async () => {
       const c = ctx();
       const backend = await c.backend();
+      // The suite skips by what the factory says; the backend must say the same.
+      expect(leaderMetadataOf(backend.capabilities)).toEqual(kept);
       // 342 three-byte characters: 1026 bytes, though only 342 UTF-16 units.
       for (const value of ['€'.repeat(342), '\uD800', 42]) {
         let error: unknown;
