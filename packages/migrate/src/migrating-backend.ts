@@ -4,11 +4,13 @@ import {
   assertCandidateId,
   assertInstanceId,
   assertElectionName,
+  leaderMetadataOf,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
   type LeaderInfo,
+  type LeaderMetadataCapabilities,
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
@@ -378,13 +380,16 @@ export class MigratingBackend implements ElectionBackend {
    * In `dual`, the leader that acts: whoever holds `to` (a dual leader, holding both, or a
    * to-only one beside dual nodes), with the token its Elector holds; else `from`'s (an old node
    * beside dual ones). Both sides are read, and either failing fails the answer: one side alone
-   * cannot tell which fleet mix is running.
+   * cannot tell which fleet mix is running. The leader metadata is that side's, limited to the
+   * fields both sides keep (what `capabilities` declares), so a field does not come and go with
+   * the side reported.
    */
   async getLeader(election: string): Promise<LeaderInfo | null> {
     if (this.phase !== 'dual') return this.single().getLeader(election);
     validate(election);
     const [onFrom, onTo] = await Promise.all([this.from.getLeader(election), this.to.getLeader(election)]);
-    return onTo ?? onFrom;
+    const info = onTo ?? onFrom;
+    return info && keepDeclared(info, leaderMetadataOf(this.capabilities));
   }
 
   /**
@@ -492,7 +497,24 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
   const push = pushes.every((p) => p === 'reliable') ? 'reliable' : pushes.some((p) => p !== 'none') ? 'best-effort' : 'none';
   // Observers follow `from` in dual, as `getLeader` does.
   const leaderPush = from.watchLeader ? (from.capabilities.leaderPush ?? 'none') : 'none';
-  return { listCandidates: from.capabilities.listCandidates, push, leaderPush, tokenFloor: false };
+  const [a, b] = [leaderMetadataOf(from.capabilities), leaderMetadataOf(to.capabilities)];
+  const leaderMetadata = {
+    value: a.value && b.value,
+    since: a.since && b.since,
+    renewedAt: a.renewedAt && b.renewedAt,
+    leaseEndsAt: a.leaseEndsAt && b.leaseEndsAt,
+    transitions: a.transitions && b.transitions,
+  };
+  return { listCandidates: from.capabilities.listCandidates, push, leaderPush, tokenFloor: false, leaderMetadata };
+}
+
+/** `info` without the metadata fields `kept` does not declare. */
+function keepDeclared(info: LeaderInfo, kept: LeaderMetadataCapabilities): LeaderInfo {
+  const out: LeaderInfo = { ...info };
+  for (const field of Object.keys(kept) as Array<keyof LeaderMetadataCapabilities>) {
+    if (!kept[field]) delete out[field];
+  }
+  return out;
 }
 
 // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.

@@ -7,6 +7,7 @@ import {
   assertElectionName,
   assertInstanceId,
   candidateOf,
+  assertLeaderValue,
   assertPositiveInteger,
   toBackendError,
   type BackendCapabilities,
@@ -29,6 +30,7 @@ import {
   nodePrefix,
   offsetOf,
   parseOffset,
+  valueOf,
   withOffset,
   type CandidateNode,
 } from './zookeeper-nodes';
@@ -72,6 +74,8 @@ interface Candidacy {
   maxLeaseMs: number | null;
   /** Our node, once seen. */
   node: OwnNode | null;
+  /** The value the candidacy publishes, recorded on the node it creates; undefined when none. */
+  value: string | undefined;
   /**
    * The own-node watch is armed on `node` (set by an `exists` that found the node owned by our
    * session, cleared when that watch fires). While it is, the node is ours and has not gone as
@@ -138,6 +142,9 @@ export class ZookeeperBackend implements ElectionBackend {
     push: 'reliable' as const,
     leaderPush: 'reliable' as const,
     tokenFloor: true,
+    // The value and the term's start are on the leader's node; a lease is its session's, which
+    // has no renewal time or end the server would tell, and tokens (czxids) do not count terms.
+    leaderMetadata: Object.freeze({ value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false }),
   });
   readonly capabilities: BackendCapabilities = ZookeeperBackend.capabilities;
 
@@ -179,14 +186,15 @@ export class ZookeeperBackend implements ElectionBackend {
     });
   }
 
-  async campaign({ election, candidateId, leaseMs }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    if (value !== undefined) assertLeaderValue(value, KIND, election);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {
       return await this.serialized(key(election, candidateId), until, 'campaign', () =>
-        this.campaignRounds(election, candidateId, leaseMs, sentAt, until),
+        this.campaignRounds(election, candidateId, leaseMs, sentAt, until, value),
       );
     } catch (err) {
       throw this.toError(err, election);
@@ -200,8 +208,11 @@ export class ZookeeperBackend implements ElectionBackend {
     leaseMs: number,
     calledAt: number,
     until: number,
+    value: string | undefined,
   ): Promise<CampaignResult> {
     const c = this.candidacy(election, candidateId);
+    // Recorded on the node when it is created; a node already there keeps the value it has.
+    c.value = value;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const handle = this.session.current();
       if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
@@ -332,7 +343,9 @@ export class ZookeeperBackend implements ElectionBackend {
     floor: Floor,
   ): Promise<{ token: number; leaseMs: number } | null> {
     const node = c.node!;
-    const rewrite = !node.confirmed && node.offset !== floor.offset;
+    // A first confirmation always writes the node (the offset, maybe unchanged): its mtime, set by
+    // the quorum, is then when the term started (`since` in getLeader).
+    const rewrite = !node.confirmed;
     const data = rewrite ? withOffset(node.data, floor.offset) : node.data;
     const confirmAt = performance.now();
     const there = await this.commit(handle, until, 'confirm leadership', (tx) => {
@@ -492,7 +505,7 @@ export class ZookeeperBackend implements ElectionBackend {
         const read = await this.readNode(handle, this.path(election, leader.name), until);
         // The token its node records: the offset of its term once it confirmed (a head that has
         // not yet confirmed records the floor it was created under).
-        if (read) return { candidateId: candidateOf(leader.candidateId), token: termToken(czxid(read.stat), offsetOf(read.data)) };
+        if (read) return leaderInfo(leader.candidateId, read);
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the candidate queue kept changing; try again', {
         backend: KIND,
@@ -793,6 +806,7 @@ export class ZookeeperBackend implements ElectionBackend {
         created: false,
         maxLeaseMs: null,
         node: null,
+        value: undefined,
         ownWatched: false,
         watcher: (event) => {
           // The own-node watch fired (deleted or changed): no longer proof that the node is there.
@@ -917,7 +931,7 @@ export class ZookeeperBackend implements ElectionBackend {
           prefix,
           // The floor's offset as now read: the token this node leads with unless the floor is
           // raised before it confirms (the confirmation then records the new one).
-          nodeData(candidateId, c.maxLeaseMs, offset),
+          nodeData(candidateId, c.maxLeaseMs, offset, c.value),
           this.session.acl(),
           CreateMode.EPHEMERAL_SEQUENTIAL,
           (e, p) => done(e, p),
@@ -1126,6 +1140,22 @@ function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
     };
     promise.then(done, done);
   });
+}
+
+/**
+ * The head's `LeaderInfo`. `since` is the node's mtime once its first confirmation wrote it
+ * (version > 0, see `confirmHead`): the quorum's clock when the term started. A head not yet
+ * confirmed (or confirmed by an earlier build, which did not always write) has no `since`.
+ */
+function leaderInfo(candidateId: string, read: { data: Buffer | null; stat: Stat }): LeaderInfo {
+  const value = valueOf(read.data);
+  const since = read.stat.version > 0 ? Number(Buffer.from(read.stat.mtime).readBigInt64BE(0)) : 0;
+  return {
+    candidateId: candidateOf(candidateId),
+    token: termToken(czxid(read.stat), offsetOf(read.data)),
+    ...(value === undefined ? {} : { value }),
+    ...(since > 0 ? { since } : {}),
+  };
 }
 
 /**

@@ -96,12 +96,27 @@ export function fenceNames(children: readonly string[]): string[] {
 /**
  * A candidate node's data: its id, then, on a second line, the longest lease its holder is ever
  * granted on it, ms (what a fence must wait if the node is deleted under a leader), then, on a
- * third line only when it is not 0, the token offset of its term (see `termToken`).
+ * third line, the token offset of its term (see `termToken`; left out, or empty, when 0), then,
+ * only when the candidate published one, `=` and its value (which may hold newlines) to the end.
  */
-export function nodeData(candidateId: string, maxLeaseMs: number, offset = 0): Buffer {
-  const lines = [candidateId, String(Math.ceil(maxLeaseMs))];
-  if (offset > 0) lines.push(String(offset));
-  return Buffer.from(lines.join('\n'));
+export function nodeData(candidateId: string, maxLeaseMs: number, offset = 0, value?: string): Buffer {
+  return Buffer.from(joinData(candidateId, String(Math.ceil(maxLeaseMs)), offset, value));
+}
+
+function joinData(id: string, lease: string, offset: number, value: string | undefined): string {
+  const lines = [id, lease];
+  if (offset > 0 || value !== undefined) lines.push(offset > 0 ? String(offset) : '');
+  if (value !== undefined) lines.push(`=${value}`);
+  return lines.join('\n');
+}
+
+/** The value a node's data records; undefined when its candidate published none. */
+export function valueOf(data: Buffer | null | undefined): string | undefined {
+  if (!data) return undefined;
+  const lines = data.toString('utf8').split('\n');
+  if (lines.length < 4) return undefined;
+  const rest = lines.slice(3).join('\n');
+  return rest.startsWith('=') ? rest.slice(1) : undefined;
 }
 
 /** The longest lease recorded in a node's data; null for nodes written before it was recorded. */
@@ -117,11 +132,11 @@ export function offsetOf(data: Buffer | null | undefined): number {
   return parseOffset(lineOf(data, 2));
 }
 
-/** The same node data with `offset` recorded as its term's token offset. */
+/** The same node data (value included) with `offset` recorded as its term's token offset. */
 export function withOffset(data: Buffer | null | undefined, offset: number): Buffer {
   const text = data ? data.toString('utf8') : '';
   const [id = '', lease = ''] = text.split('\n');
-  return Buffer.from(offset > 0 ? `${id}\n${lease}\n${offset}` : `${id}\n${lease}`);
+  return Buffer.from(joinData(id, lease, offset, valueOf(data)));
 }
 
 // The token floor. An election's token is its leading node's czxid plus an offset. The offset is
