@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { MAX_LEADER_VALUE_BYTES } from '@conclave/core';
 import { UsageError } from './cli-errors';
 import { parseDuration } from './duration';
 import { BACKEND_ENV, resolveBackendUrl } from './backend-source';
@@ -25,6 +26,7 @@ type OptionName =
   | 'once'
   | 'wait'
   | 'hold-at-least'
+  | 'value'
   | 'help';
 
 interface OptionSpec {
@@ -48,6 +50,7 @@ const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   once: { type: 'boolean' },
   wait: { type: 'string' },
   'hold-at-least': { type: 'string' },
+  value: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -55,8 +58,8 @@ const CONNECTION: OptionName[] = ['backend', 'backend-file', 'election', 'log-le
 
 /** Which options each command accepts; anything else is a usage error. */
 const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
-  campaign: [...CONNECTION, 'id', 'lease-ms', 'json'],
-  run: [...CONNECTION, 'id', 'lease-ms', 'grace-ms', 'once', 'wait', 'hold-at-least'],
+  campaign: [...CONNECTION, 'id', 'lease-ms', 'value', 'json'],
+  run: [...CONNECTION, 'id', 'lease-ms', 'value', 'grace-ms', 'once', 'wait', 'hold-at-least'],
   status: [...CONNECTION, 'json'],
   watch: [...CONNECTION, 'json', 'interval-ms'],
   force: [...CONNECTION, 'leader', 'lease-ms'],
@@ -86,6 +89,8 @@ export interface ParsedCommand {
   graceMs?: number;
   intervalMs?: number;
   leader?: string;
+  /** `campaign`, `run`: the value published with the candidacy. */
+  value?: string;
   json: boolean;
   logLevel: LogLevel;
   /** `run --once`: run CMD at most once (a scheduled job), with `waitMs` and `holdAtLeastMs`. */
@@ -178,6 +183,10 @@ export function parseCommand(command: CommandName, args: string[], env: NodeJS.P
   parsed.election = str('election');
   parsed.id = str('id');
   parsed.leader = str('leader');
+  parsed.value = str('value');
+  if (parsed.value !== undefined && Buffer.byteLength(parsed.value) > MAX_LEADER_VALUE_BYTES) {
+    throw new UsageError(`--value is ${Buffer.byteLength(parsed.value)} UTF-8 bytes long; the limit is ${MAX_LEADER_VALUE_BYTES}`, command);
+  }
   parsed.leaseMs = int('lease-ms');
   parsed.graceMs = int('grace-ms');
   parsed.intervalMs = int('interval-ms');
@@ -283,7 +292,7 @@ ${EXIT_CODES}
 `;
 
 export const COMMAND_HELP: Record<CommandName, string> = {
-  campaign: `Usage: conclave campaign --backend URL --election NAME [--id ID] [--lease-ms N] [--json]
+  campaign: `Usage: conclave campaign --backend URL --election NAME [--id ID] [--lease-ms N] [--value STRING] [--json]
 
 Campaigns for leadership until SIGINT, SIGTERM or SIGHUP (or a closed stdout), then steps down,
 releases the lease (so another candidate takes over at once) and exits 0. Prints a line for each
@@ -299,13 +308,15 @@ Options:
 ${COMMON}
   --id ID              this candidate's id                    [default: hostname:pid:random]
   --lease-ms N         lease length, ms                                  [default: 10000]
+  --value STRING       published with the candidacy (e.g. this host's address), shown by
+                       "conclave status" while this candidate leads; at most 1024 UTF-8 bytes
   --json               JSON lines instead of text
 
 ${URLS}
 
 ${EXIT_CODES}
 `,
-  run: `Usage: conclave run --backend URL --election NAME [--id ID] [--lease-ms N] [--grace-ms N] -- CMD [ARGS…]
+  run: `Usage: conclave run --backend URL --election NAME [--id ID] [--lease-ms N] [--value STRING] [--grace-ms N] -- CMD [ARGS…]
        conclave run --once [--wait DURATION] [--hold-at-least DURATION] --backend URL --election NAME … -- CMD [ARGS…]
 
 Runs CMD only while this process leads the election: CMD starts when this process is elected,
@@ -328,6 +339,7 @@ Options:
 ${COMMON}
   --id ID              this candidate's id                    [default: hostname:pid:random]
   --lease-ms N         lease length, ms                                  [default: 10000]
+  --value STRING       published with the candidacy, shown by "conclave status"; ≤ 1024 bytes
   --grace-ms N         time between SIGTERM and SIGKILL, ms
                        [default and maximum: (lease − renew interval − safety margin) / 2,
                         and at most 5000 by default: 3233 for the default lease]
@@ -348,9 +360,14 @@ elected, CMD did not run here; 126 CMD not executable; 127 CMD not found; 130 se
 `,
   status: `Usage: conclave status --backend URL --election NAME [--json]
 
-Prints the current leader and its fencing token, and the candidates when the backend keeps a list
-(Redis, ZooKeeper, memory). With --json: {"election":…,"leaderId":…|null,"token":…|null,
-"candidates":[…]|null}. Exits 0 whether or not there is a leader.
+Prints the current leader and its fencing token, the leader metadata the backend keeps (the value
+the leader published with --value, since when it leads, when it last renewed, when its lease ends,
+how many terms the election has had; times are the server's, shown with their distance from this
+host's clock), and the candidates when the backend keeps a list (Redis, ZooKeeper, memory).
+With --json: {"election":…,"leaderId":…|null,"token":…|null,"value":…|null,"since":…|null,
+"renewedAt":…|null,"leaseEndsAt":…|null,"transitions":…|null,"candidates":[…]|null}; times are
+ms since the epoch, and null means none, or that the backend cannot tell. Exits 0 whether or not
+there is a leader.
 
 Options:
 ${COMMON}

@@ -9,8 +9,8 @@ import { assertBuilt, killAll, runConclave, startConclave, uniqueElection, type 
 export function describeCliElection(name: string, url: () => string, options: { listsCandidates: boolean }): void {
   describe(`conclave on ${name}`, () => {
     const lease = ['--lease-ms', '1500'];
-    const campaign = (election: string, id: string) =>
-      startConclave(['campaign', '--json', '--backend', url(), '--election', election, '--id', id, ...lease]);
+    const campaign = (election: string, id: string, ...extra: string[]) =>
+      startConclave(['campaign', '--json', '--backend', url(), '--election', election, '--id', id, ...lease, ...extra]);
 
     beforeAll(assertBuilt);
     afterEach(killAll);
@@ -44,9 +44,9 @@ export function describeCliElection(name: string, url: () => string, options: { 
       expect(b.events().at(-1)).toMatchObject({ event: 'stopped', reason: 'SIGINT' });
     });
 
-    test('status names the leader and its token (text and --json)', async () => {
+    test('status names the leader, its token, the value it published and since when it leads (text and --json)', async () => {
       const election = uniqueElection('status');
-      const a = campaign(election, 'cand-a');
+      const a = campaign(election, 'cand-a', '--value', 'http://host-a:8080/ü');
       const elected = await a.waitForEvent({ event: 'elected' });
       const b = campaign(election, 'cand-b');
       await b.waitForEvent({ event: 'leader', leaderId: 'cand-a' });
@@ -55,11 +55,18 @@ export function describeCliElection(name: string, url: () => string, options: { 
       expect(text.code).toBe(0);
       expect(text.stdout).toMatch(/^leader: +cand-a$/m);
       expect(text.stdout).toContain(`token:      ${elected.token}`);
+      // Every backend here keeps the value and the term's start.
+      expect(text.stdout).toMatch(/^value: +"http:\/\/host-a:8080\/ü"$/m);
+      expect(text.stdout).toMatch(/^since: +\d{4}-\d\d-\d\dT[\d:.]+Z \((\d+ ms ago|in \d+ ms)\)$/m);
 
       const json = await runConclave(['status', '--json', '--backend', url(), '--election', election]);
       expect(json.code).toBe(0);
       const status = JSON.parse(json.stdout) as Record<string, unknown>;
-      expect(status).toMatchObject({ election, leaderId: 'cand-a', token: elected.token });
+      expect(status).toMatchObject({ election, leaderId: 'cand-a', token: elected.token, value: 'http://host-a:8080/ü' });
+      expect(typeof status.since).toBe('number');
+      // The rest is there, a number where the backend keeps it, else null.
+      for (const key of ['renewedAt', 'leaseEndsAt', 'transitions']) expect(status[key] === null || typeof status[key] === 'number').toBe(true);
+      if (typeof status.leaseEndsAt === 'number') expect(status.leaseEndsAt).toBeGreaterThan(status.since as number);
       if (options.listsCandidates) {
         expect(status.candidates).toEqual(expect.arrayContaining(['cand-a', 'cand-b']));
         expect((status.candidates as string[])[0]).toBe('cand-a');

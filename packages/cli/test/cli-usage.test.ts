@@ -63,6 +63,8 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['--wait without --once', ['run', '--backend', 'memory:', '--election', election, '--wait', '5s', '--', 'true'], /--wait goes with --once/],
     ['a --hold-at-least without a unit', ['run', '--once', '--backend', 'memory:', '--election', election, '--hold-at-least', '30', '--', 'true'], /--hold-at-least needs a unit, as in 30s/],
     ['a --wait that is no duration', ['run', '--once', '--backend', 'memory:', '--election', election, '--wait', 'soon', '--', 'true'], /--wait must be a duration/],
+    ['a --value over 1024 UTF-8 bytes', ['campaign', '--backend', 'memory:', '--election', election, '--value', 'é'.repeat(513)], /--value is 1026 UTF-8 bytes long; the limit is 1024/],
+    ['--value on status', ['status', '--backend', 'memory:', '--election', election, '--value', 'x'], /unknown option --value/],
     ['--once on campaign', ['campaign', '--backend', 'memory:', '--election', election, '--once'], /unknown option --once/],
     ['migrate without a subcommand', ['migrate', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /"migrate" needs a subcommand/],
     ['an unknown migrate subcommand', ['migrate', 'start', '--from', REDIS_URL, '--to', 'memory:', '--election', election], /unknown migrate subcommand "start"/],
@@ -207,7 +209,17 @@ describe('conclave on the in-memory backend', () => {
     const election = uniqueElection();
     const r = await runConclave(['status', '--backend', 'memory:', '--election', election, '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ election, leaderId: null, token: null, candidates: [] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      election,
+      leaderId: null,
+      token: null,
+      value: null,
+      since: null,
+      renewedAt: null,
+      leaseEndsAt: null,
+      transitions: null,
+      candidates: [],
+    });
   });
 
   test('run: a command that is not found exits 127 with one line', async () => {

@@ -1,6 +1,7 @@
 import { assertCandidateId, assertElectionName } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
+import { leaderMetadataJson, leaderMetadataLines } from '../leader-metadata';
 import { closeQuietly, openContext, writeLine, type CommandContext } from '../cli-context';
 
 /** Runs `fn` with a backend built from --backend, validates the names first, always closes it. */
@@ -25,11 +26,14 @@ export function statusCommand(parsed: ParsedCommand): Promise<number> {
       ? await backend.listCandidates(election)
       : null;
     if (parsed.json) {
-      writeLine(JSON.stringify({ election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null, candidates }));
+      writeLine(
+        JSON.stringify({ election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null, ...leaderMetadataJson(leader), candidates }),
+      );
     } else {
       writeLine(`election:   ${election}`);
       writeLine(`leader:     ${leader ? leader.candidateId : '(none)'}`);
       writeLine(`token:      ${leader ? leader.token : '-'}`);
+      for (const line of leaderMetadataLines(leader, backend.capabilities, Date.now())) writeLine(line);
       if (candidates) writeLine(`candidates: ${candidates.length > 0 ? candidates.join(', ') : '(none)'}`);
     }
     return EXIT.OK;

@@ -22,6 +22,7 @@ export function createElector(ctx: CommandContext, parsed: ParsedCommand): Elect
       election: ctx.election,
       candidateId: parsed.id,
       leaseMs: parsed.leaseMs,
+      value: parsed.value,
       logger: ctx.logger,
     });
   } catch (err) {
