@@ -505,9 +505,10 @@ export function describeTiming(ctx: () => SuiteContext, capabilities: BackendCap
       expect(backend.capabilities).toEqual(capabilities);
       // Each capability the suite knows is exercised by a test of its own (admin operations,
       // token floor, push above; tokenClock, a declaration that tokens may jump, by 'tokens
-      // strictly increase across many terms'; leaderPush by the watchLeader group); a capability
-      // it does not know would go untested.
-      const known = ['listCandidates', 'push', 'tokenFloor', 'tokenClock', 'leaderPush'];
+      // strictly increase across many terms'; leaderPush by the watchLeader group; leaderMetadata,
+      // field by field, by the leader metadata group); a capability it does not know would go
+      // untested.
+      const known = ['listCandidates', 'push', 'tokenFloor', 'tokenClock', 'leaderPush', 'leaderMetadata'];
       expect(Object.keys(capabilities).filter((k) => !known.includes(k))).toEqual([]);
       expect(typeof backend.listCandidates === 'function' || !capabilities.listCandidates).toBe(true);
       expect(typeof backend.raiseTokenFloor === 'function' || capabilities.tokenFloor !== true).toBe(true);
