@@ -173,10 +173,10 @@ export class QuorumLeaseOps implements LeaseOps {
     });
     const winner = mostCommon(leaders.map((l) => `${l.token} ${l.holder}`), this.majority);
     if (winner === null) return null;
-    // Metadata from one master, so its times come from one clock: the one whose lease end is the
-    // majority's (the lease is held while a majority holds it).
-    const agreeing = leaders.filter((l) => `${l.token} ${l.holder}` === winner).sort((a, b) => b.now + b.pttl - (a.now + a.pttl));
-    return leaderInfoOf(agreeing[this.majority - 1] ?? agreeing[agreeing.length - 1]!);
+    // Metadata from one master, so that its times come from one clock, and always the same one
+    // while it is up (the first, in the order given, that agrees): each master records its own
+    // `since`, a ms or so apart, and one read must not jump between them.
+    return leaderInfoOf(leaders.find((l) => `${l.token} ${l.holder}` === winner)!);
   }
 
   /**
