@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { parseDuration } from '../src/duration';
 import { findCommand } from '../src/find-command';
 import { closestWord } from '../src/suggest';
-import { COMMANDS } from '../src/cli-args';
+import { COMMANDS, parseCommand } from '../src/cli-args';
+import { openContext } from '../src/cli-context';
+import { createElector } from '../src/commands/campaign';
 
 /** The CLI's small parsers and lookups, in-process: no server, no child process. */
 
@@ -72,5 +74,15 @@ describe('findCommand', () => {
     expect(findCommand(join(dir, 'missing'), '')).toMatchObject({ exitCode: 127, message: expect.stringMatching(/no such file/) });
     expect(findCommand(join(dir, 'folder'), '')).toMatchObject({ exitCode: 126, message: expect.stringMatching(/directory/) });
     expect(findCommand(join(dir, 'plain'), '')).toMatchObject({ exitCode: 126, message: expect.stringMatching(/not executable/) });
+  });
+});
+
+describe('--value', () => {
+  test.each(['campaign', 'run'] as const)('%s --value reaches the Elector as its published value', (command) => {
+    const tail = command === 'run' ? ['--', 'true'] : [];
+    const parsed = parseCommand(command, ['--backend', 'memory:', '--election', 'e', '--value', 'http://10.0.0.7:8080', ...tail]);
+    expect(parsed.value).toBe('http://10.0.0.7:8080');
+    const elector = createElector(openContext(parsed), parsed);
+    expect(elector.options.value).toBe('http://10.0.0.7:8080');
   });
 });
