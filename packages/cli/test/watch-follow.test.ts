@@ -41,7 +41,7 @@ test('with push and no timer, each new term and release is reported, and nothing
   const a = new Elector({ backend: new MemoryBackend({ store }), election, candidateId: 'a', leaseMs: 1000 });
   await a.start();
   await waitFor(() => watch.seen.length === 2, 'the new term', 2_000);
-  expect(watch.seen[1]).toEqual({ candidateId: 'a', token: a.token });
+  expect(watch.seen[1]).toMatchObject({ candidateId: 'a', token: a.token });
   // Renewals change nothing an observer sees: no hint, no read.
   const reads = watch.reads();
   await delay(700);
