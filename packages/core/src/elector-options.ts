@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
 import { ConclaveError } from './errors';
 import { defaultLogger, type Logger } from './logger';
+import type { ElectorMetricsOptions } from './metrics';
 import { assertCandidateId, assertElectionName, assertOptionsObject, assertPositiveInteger, describe } from './validation';
 
 export interface ElectorOptions {
@@ -25,6 +26,8 @@ export interface ElectorOptions {
   safetyMarginMs?: number;
   /** pino-shaped logger. Default: silent, or console output when `CONCLAVE_LOG` is set. */
   logger?: Logger;
+  /** OpenTelemetry: which MeterProvider, and whether to label by election (default off). */
+  metrics?: ElectorMetricsOptions;
 }
 
 /** ElectorOptions with every default filled in. */
@@ -37,6 +40,7 @@ export interface ResolvedElectorOptions {
   retryMs: number;
   safetyMarginMs: number;
   logger: Logger;
+  metrics: ElectorMetricsOptions;
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
@@ -94,5 +98,9 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
       election: o.election,
     });
   }
-  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger };
+  const metrics = o.metrics ?? {};
+  if (typeof metrics !== 'object' || metrics === null) {
+    throw new ConclaveError('INVALID_OPTIONS', `metrics must be an object, got ${describe(metrics)}`, { election: o.election });
+  }
+  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger, metrics };
 }

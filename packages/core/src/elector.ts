@@ -126,7 +126,7 @@ export class Elector {
   private stopping: Promise<void> | null = null;
   /** performance.now() of the last backend call that succeeded. */
   private lastContactAt = 0;
-  private readonly metrics: ElectorMetrics = electorMetrics();
+  private readonly metrics: ElectorMetrics;
   private unobserveLease: (() => void) | null = null;
   /** The instance id of another Elector with our candidate id that leads, while one does. */
   private duplicateLeader: string | null = null;
@@ -145,6 +145,7 @@ export class Elector {
     this.candidateId = this.options.candidateId;
     this.instanceId = newInstanceId(this.candidateId);
     this.log = this.options.logger;
+    this.metrics = electorMetrics(this.election, this.backend.kind, this.options.metrics);
     this.stateSubject = new BehaviorSubject<LeadershipState>({ role: 'stopped', leaderId: null, token: null });
     this.state$ = this.stateSubject.asObservable();
     this.isLeader$ = this.state$.pipe(
@@ -222,9 +223,7 @@ export class Elector {
     this.failures = 0;
     this.lastContactAt = performance.now();
     this.unobserveLease = this.metrics.observeLease(() =>
-      this.isLeader()
-        ? { remainingMs: this.term!.deadline - performance.now(), attributes: { election: this.election } }
-        : null,
+      this.isLeader() ? this.term!.deadline - performance.now() : null,
     );
     this.publish({ role: 'follower', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign started');
@@ -681,15 +680,15 @@ export class Elector {
     onTimeout: () => Error,
   ): Promise<T> {
     const started = performance.now();
-    const attributes = { election: this.election, backend: this.backend.kind, operation };
     try {
       const value = await withTimeout(call, timeoutMs, onTimeout);
       this.lastContactAt = performance.now();
-      this.metrics.backendCall(this.lastContactAt - started, { ...attributes, outcome: 'ok' });
+      this.metrics.backendCall(operation, this.lastContactAt - started);
       return value;
     } catch (err) {
-      this.metrics.backendCall(performance.now() - started, { ...attributes, outcome: 'error' });
-      this.metrics.backendError({ ...attributes, code: err instanceof ConclaveError ? err.code : 'UNKNOWN' });
+      // error.type: the stable error code, else the error's class; never its message.
+      const type = err instanceof ConclaveError ? err.code : err instanceof Error ? err.name : '_OTHER';
+      this.metrics.backendCall(operation, performance.now() - started, type);
       throw err;
     }
   }
@@ -707,7 +706,7 @@ export class Elector {
       return;
     }
     if (cur.role !== clean.role) {
-      this.metrics.transition({ election: this.election, role: clean.role, reason: clean.reason ?? 'none' });
+      this.metrics.transition(clean.role, clean.reason);
     }
     this.stateSubject.next(clean);
   }
