@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BehaviorSubject, Observable, Subject, distinctUntilChanged, map } from 'rxjs';
 import type { CampaignResult, ElectionBackend } from './backend';
+import { BackendStateTracker, type BackendState } from './backend-state';
 import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
@@ -128,6 +129,7 @@ export class Elector {
   private lastContactAt = 0;
   private readonly metrics: ElectorMetrics;
   private unobserveLease: (() => void) | null = null;
+  private readonly backendStates = new BackendStateTracker();
   /** The instance id of another Elector with our candidate id that leads, while one does. */
   private duplicateLeader: string | null = null;
 
@@ -136,6 +138,11 @@ export class Elector {
   readonly leader$: Observable<string | null>;
   readonly elected$: Observable<ElectedEvent>;
   readonly revoked$: Observable<RevokedEvent>;
+  /**
+   * Changes of `backendState` (`connected`, `suspended`, `lost`, `reconnected`), judged from the
+   * outcomes of this Elector's own calls. Emits changes only; read `backendState` for the current one.
+   */
+  readonly backendState$: Observable<BackendState>;
 
   /** Throws `ConclaveError` (`INVALID_OPTIONS`, `INVALID_NAME`) for bad options; does no I/O. */
   constructor(options: ElectorOptions) {
@@ -158,6 +165,12 @@ export class Elector {
     );
     this.elected$ = this.electedSubject.asObservable();
     this.revoked$ = this.revokedSubject.asObservable();
+    this.backendState$ = this.backendStates.changes$;
+  }
+
+  /** Whether the backend answers (see `BackendState`); `null` while stopped or before the first answer. */
+  get backendState(): BackendState | null {
+    return this.backendStates.state;
   }
 
   /** Current state snapshot. */
@@ -593,6 +606,8 @@ export class Elector {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
     this.publish({ role: next, leaderId, token: null, reason });
+    // A renewal that could not be confirmed in time: the backend is out of reach for our purpose.
+    if (reason === 'lease-expired') this.backendStates.gaveUp();
     const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
     log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
     term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
@@ -626,6 +641,7 @@ export class Elector {
     this.clearStepTimer();
     this.unobserveLease?.();
     this.unobserveLease = null;
+    this.backendStates.reset();
     this.resolveFirstOutcome();
     // The role changes when stop() is called, not when the release returns: nothing campaigns
     // from here on, and waiters (waitForLeadership) learn it at once.
@@ -714,6 +730,7 @@ export class Elector {
   private onFailure(what: string, err: unknown): void {
     this.failures++;
     this.lastFailure = err;
+    this.backendStates.failed(performance.now() - this.lastContactAt, this.options.leaseMs);
     const context = { ...this.context(), failures: this.failures, err };
     if (err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT') {
       // A deployment mistake, not an outage: say it every time, loudly.
@@ -728,6 +745,7 @@ export class Elector {
   private onSuccess(): void {
     if (this.failures > 0) this.log.info({ ...this.context(), failures: this.failures }, 'backend reachable again');
     this.failures = 0;
+    this.backendStates.answered();
   }
 
   /** Exponential backoff from retryMs up to leaseMs, with jitter so candidates spread out. */

@@ -26,6 +26,7 @@ export type { OnceTask, RunOnceOptions, RunOnceResult } from './run-once';
 export { FORCED_EXIT_CODE, installShutdownHook } from './shutdown-hook';
 export type { ShutdownHookOptions } from './shutdown-hook';
 export { electorMetrics } from './metrics';
+export type { BackendState } from './backend-state';
 export type { ElectorMetrics, ElectorMetricsOptions, MeterProviderLike } from './metrics';
 export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './elector-options';
 export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
