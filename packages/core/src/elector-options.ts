@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
 import { ConclaveError } from './errors';
-import { defaultLogger, type Logger } from './logger';
+import { defaultLogger, silentLogger, type Logger } from './logger';
 import type { ElectorMetricsOptions } from './metrics';
 import { assertCandidateId, assertElectionName, assertOptionsObject, assertPositiveInteger, describe } from './validation';
 
@@ -24,8 +24,12 @@ export interface ElectorOptions {
    * false this long before the server can let the lease go. Default max(50, 2 % of leaseMs).
    */
   safetyMarginMs?: number;
-  /** pino-shaped logger. Default: silent, or console output when `CONCLAVE_LOG` is set. */
-  logger?: Logger;
+  /**
+   * pino-shaped logger (see `fromWinston` for winston). Default: console output when `CONCLAVE_LOG`
+   * is set; otherwise one warning on stderr when the backend has not answered for longer than a
+   * lease, and one when it answers again. `null`: nothing at all.
+   */
+  logger?: Logger | null;
   /** OpenTelemetry: which MeterProvider, and whether to label by election (default off). */
   metrics?: ElectorMetricsOptions;
 }
@@ -40,6 +44,8 @@ export interface ResolvedElectorOptions {
   retryMs: number;
   safetyMarginMs: number;
   logger: Logger;
+  /** Whether to write the default warning when the backend is lost (no logger was given). */
+  warnUnreachable: boolean;
   metrics: ElectorMetricsOptions;
 }
 
@@ -92,15 +98,17 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
       { election: o.election },
     );
   }
-  const logger = o.logger ?? defaultLogger();
+  const logger = o.logger === null ? silentLogger : o.logger ?? defaultLogger();
   if (typeof logger !== 'object' || logger === null || ['debug', 'info', 'warn', 'error'].some((l) => typeof (logger as unknown as Record<string, unknown>)[l] !== 'function')) {
     throw new ConclaveError('INVALID_OPTIONS', 'logger must have debug, info, warn and error methods', {
       election: o.election,
     });
   }
+  // With no logger (and no CONCLAVE_LOG), an outage must still be visible.
+  const warnUnreachable = o.logger === undefined && logger === silentLogger;
   const metrics = o.metrics ?? {};
   if (typeof metrics !== 'object' || metrics === null) {
     throw new ConclaveError('INVALID_OPTIONS', `metrics must be an object, got ${describe(metrics)}`, { election: o.election });
   }
-  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger, metrics };
+  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger, warnUnreachable, metrics };
 }

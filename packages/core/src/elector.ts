@@ -9,6 +9,7 @@ import { electorMetrics, type ElectorMetrics } from './metrics';
 import { GridTimers, gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
+import { warnWhenUnreachable } from './unreachable-warning';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
 
@@ -130,6 +131,7 @@ export class Elector {
   private readonly metrics: ElectorMetrics;
   private unobserveLease: (() => void) | null = null;
   private readonly backendStates = new BackendStateTracker();
+  private unreachableWarning: { forget(): void } | null = null;
   /** The instance id of another Elector with our candidate id that leads, while one does. */
   private duplicateLeader: string | null = null;
 
@@ -166,6 +168,16 @@ export class Elector {
     this.elected$ = this.electedSubject.asObservable();
     this.revoked$ = this.revokedSubject.asObservable();
     this.backendState$ = this.backendStates.changes$;
+    if (this.options.warnUnreachable) {
+      this.unreachableWarning = warnWhenUnreachable({
+        election: this.election,
+        backend: this.backend,
+        backendKind: this.backend.kind,
+        states: this.backendState$,
+        failures: () => this.failures,
+        lastError: () => this.lastFailure,
+      });
+    }
   }
 
   /** Whether the backend answers (see `BackendState`); `null` while stopped or before the first answer. */
@@ -642,6 +654,7 @@ export class Elector {
     this.unobserveLease?.();
     this.unobserveLease = null;
     this.backendStates.reset();
+    this.unreachableWarning?.forget();
     this.resolveFirstOutcome();
     // The role changes when stop() is called, not when the release returns: nothing campaigns
     // from here on, and waiters (waitForLeadership) learn it at once.
