@@ -49,6 +49,8 @@ export { GridTimers, gridTimers } from './grid-timers';
 export { REDACTED, redactText, redactUrl } from './redact-url';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
+export { fromBunyan, fromWinston } from './logger-adapters';
+export type { BunyanLike, WinstonLike } from './logger-adapters';
 export {
   MAX_CANDIDATE_ID_LENGTH,
   MAX_ELECTION_NAME_LENGTH,
