@@ -39,7 +39,7 @@ afterEach(async () => {
 });
 
 async function leaderWith(metrics: ElectorMetricsOptions, election = 'metrics-demo') {
-  const e = new Elector({ backend: new MemoryBackend(), election, candidateId: 'a', leaseMs: 600, logger: silentLogger, metrics });
+  const e = new Elector({ backend: new MemoryBackend(), election, candidateId: 'a', leaseMs: 60_000, logger: silentLogger, metrics });
   cleanup.push(() => e.stop());
   await e.start();
   expect(e.isLeader()).toBe(true);
@@ -73,9 +73,9 @@ describe('metrics', () => {
       ['conclave.backend.call.duration', 'conclave.lease.remaining', 'conclave.transitions'],
     );
     const gauge = find(metrics, 'conclave.lease.remaining').dataPoints[0]!;
-    // A 600 ms lease: well under one second, so the value cannot be in ms.
-    expect(gauge.value).toBeGreaterThan(0);
-    expect(gauge.value).toBeLessThanOrEqual(0.6);
+    // A 60 s lease: in seconds the value is under 60, in ms it would be near 60 000.
+    expect(gauge.value).toBeGreaterThan(50);
+    expect(gauge.value).toBeLessThanOrEqual(60);
     const call = find(metrics, 'conclave.backend.call.duration').dataPoints[0]!;
     expect((call.value as { max?: number }).max).toBeLessThan(1);
   });
@@ -108,13 +108,13 @@ describe('metrics', () => {
     expect(metrics.some((m) => /error/.test(m.descriptor.name))).toBe(false);
   });
 
-  test('the election attribute is absent by default, so 3 000 elections make no more attribute sets than one', async () => {
+  test('the election attribute is absent by default, so 2 500 elections make no more attribute sets than one', async () => {
     const { provider, collect } = sdk();
     cleanup.push(() => provider.shutdown());
     const backend = new MemoryBackend();
     const many = Array.from(
-      { length: 3000 },
-      (_, i) => new Elector({ backend, election: `job-${i}`, candidateId: 'a', leaseMs: 600, logger: silentLogger, metrics: { meterProvider: provider } }),
+      { length: 2500 },
+      (_, i) => new Elector({ backend, election: `job-${i}`, candidateId: 'a', leaseMs: 60_000, logger: silentLogger, metrics: { meterProvider: provider } }),
     );
     cleanup.push(() => Promise.all(many.map((e) => e.stop())));
     await Promise.all(many.map((e) => e.start()));
@@ -125,7 +125,7 @@ describe('metrics', () => {
     expect(find(metrics, 'conclave.backend.call.duration').dataPoints).toHaveLength(1);
     expect(find(metrics, 'conclave.lease.remaining').dataPoints).toHaveLength(1);
     const transitions = find(metrics, 'conclave.transitions').dataPoints;
-    expect(transitions.find((p) => p.attributes['conclave.role'] === 'leader')?.value).toBe(3000);
+    expect(transitions.find((p) => p.attributes['conclave.role'] === 'leader')?.value).toBe(2500);
   });
 
   test('electionAttribute: true labels every instrument with conclave.election', async () => {
