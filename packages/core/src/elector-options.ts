@@ -110,5 +110,10 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
   if (typeof metrics !== 'object' || metrics === null) {
     throw new ConclaveError('INVALID_OPTIONS', `metrics must be an object, got ${describe(metrics)}`, { election: o.election });
   }
+  if (metrics.electionAttribute !== undefined && typeof metrics.electionAttribute !== 'boolean') {
+    throw new ConclaveError('INVALID_OPTIONS', `metrics.electionAttribute must be a boolean, got ${describe(metrics.electionAttribute)}`, {
+      election: o.election,
+    });
+  }
   return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, logger, warnUnreachable, metrics };
 }

@@ -126,9 +126,9 @@ function instruments(provider: MeterProviderLike): Instruments {
 
 /** The instruments of one Elector of `election` on a backend of `backendKind`. */
 export function electorMetrics(election: string, backendKind: string, options: ElectorMetricsOptions = {}): ElectorMetrics {
-  let shared: Instruments | null = null;
-  // Resolved on first use, so that an SDK registered after the Elector was built still counts.
-  const get = () => (shared ??= instruments(options.meterProvider ?? metrics.getMeterProvider()));
+  // The global provider is looked up at each use, so that an SDK registered after the Elector
+  // started still gets its measurements.
+  const get = () => instruments(options.meterProvider ?? metrics.getMeterProvider());
   const base: Attributes = options.electionAttribute ? { 'conclave.election': election } : {};
   return {
     transition: (role, reason) =>

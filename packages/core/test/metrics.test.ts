@@ -140,6 +140,14 @@ describe('metrics', () => {
     }
   });
 
+  test('a metrics option that is not an object, or an electionAttribute that is not a boolean, is INVALID_OPTIONS', () => {
+    const backend = new MemoryBackend();
+    expect(() => new Elector({ backend, election: 'x', metrics: 'on' as never })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+    expect(() => new Elector({ backend, election: 'x', metrics: { electionAttribute: 'yes' as never } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+  });
+
   test('the lease gauge stops reporting once the leader stops', async () => {
     const { provider, collect } = sdk();
     cleanup.push(() => provider.shutdown());
