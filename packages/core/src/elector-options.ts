@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
 import { ConclaveError } from './errors';
-import { defaultLogger, type Logger } from './logger';
+import { defaultLogger, silentLogger, type Logger } from './logger';
+import type { ElectorMetricsOptions } from './metrics';
 import { assertCandidateId, assertElectionName, assertLeaderValue, assertOptionsObject, assertPositiveInteger, describe } from './validation';
 
 export interface ElectorOptions {
@@ -29,8 +30,14 @@ export interface ElectorOptions {
    * (`capabilities.leaderMetadata.value`). Default: none.
    */
   value?: string;
-  /** pino-shaped logger. Default: silent, or console output when `CONCLAVE_LOG` is set. */
-  logger?: Logger;
+  /**
+   * pino-shaped logger (see `fromWinston` for winston). Default: console output when `CONCLAVE_LOG`
+   * is set; otherwise one warning on stderr when the backend has not answered for longer than a
+   * lease, and one when it answers again. `null`: nothing at all.
+   */
+  logger?: Logger | null;
+  /** OpenTelemetry: which MeterProvider, and whether to label by election (default off). */
+  metrics?: ElectorMetricsOptions;
 }
 
 /** ElectorOptions with every default filled in. */
@@ -45,6 +52,9 @@ export interface ResolvedElectorOptions {
   /** Published with every campaign; undefined when none. */
   value: string | undefined;
   logger: Logger;
+  /** Whether to write the default warning when the backend is lost (no logger was given). */
+  warnUnreachable: boolean;
+  metrics: ElectorMetricsOptions;
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
@@ -97,11 +107,22 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
     );
   }
   if (o.value !== undefined) assertLeaderValue(o.value, backend.kind, o.election);
-  const logger = o.logger ?? defaultLogger();
+  const logger = o.logger === null ? silentLogger : o.logger ?? defaultLogger();
   if (typeof logger !== 'object' || logger === null || ['debug', 'info', 'warn', 'error'].some((l) => typeof (logger as unknown as Record<string, unknown>)[l] !== 'function')) {
     throw new ConclaveError('INVALID_OPTIONS', 'logger must have debug, info, warn and error methods', {
       election: o.election,
     });
   }
-  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, value: o.value, logger };
+  // With no logger (and no CONCLAVE_LOG), an outage must still be visible.
+  const warnUnreachable = o.logger === undefined && logger === silentLogger;
+  const metrics = o.metrics ?? {};
+  if (typeof metrics !== 'object' || metrics === null) {
+    throw new ConclaveError('INVALID_OPTIONS', `metrics must be an object, got ${describe(metrics)}`, { election: o.election });
+  }
+  if (metrics.electionAttribute !== undefined && typeof metrics.electionAttribute !== 'boolean') {
+    throw new ConclaveError('INVALID_OPTIONS', `metrics.electionAttribute must be a boolean, got ${describe(metrics.electionAttribute)}`, {
+      election: o.election,
+    });
+  }
+  return { backend, election: o.election, candidateId, leaseMs, renewMs, retryMs, safetyMarginMs, value: o.value, logger, warnUnreachable, metrics };
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BehaviorSubject, Observable, Subject, distinctUntilChanged, map } from 'rxjs';
 import type { CampaignResult, ElectionBackend } from './backend';
+import { BackendStateTracker, type BackendState } from './backend-state';
 import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
@@ -8,6 +9,7 @@ import { electorMetrics, type ElectorMetrics } from './metrics';
 import { GridTimers, gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
+import { warnWhenUnreachable } from './unreachable-warning';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
 
@@ -126,8 +128,10 @@ export class Elector {
   private stopping: Promise<void> | null = null;
   /** performance.now() of the last backend call that succeeded. */
   private lastContactAt = 0;
-  private readonly metrics: ElectorMetrics = electorMetrics();
+  private readonly metrics: ElectorMetrics;
   private unobserveLease: (() => void) | null = null;
+  private readonly backendStates = new BackendStateTracker();
+  private unreachableWarning: { forget(): void } | null = null;
   /** The instance id of another Elector with our candidate id that leads, while one does. */
   private duplicateLeader: string | null = null;
 
@@ -136,6 +140,11 @@ export class Elector {
   readonly leader$: Observable<string | null>;
   readonly elected$: Observable<ElectedEvent>;
   readonly revoked$: Observable<RevokedEvent>;
+  /**
+   * Changes of `backendState` (`connected`, `suspended`, `lost`, `reconnected`), judged from the
+   * outcomes of this Elector's own calls. Emits changes only; read `backendState` for the current one.
+   */
+  readonly backendState$: Observable<BackendState>;
 
   /** Throws `ConclaveError` (`INVALID_OPTIONS`, `INVALID_NAME`) for bad options; does no I/O. */
   constructor(options: ElectorOptions) {
@@ -145,6 +154,7 @@ export class Elector {
     this.candidateId = this.options.candidateId;
     this.instanceId = newInstanceId(this.candidateId);
     this.log = this.options.logger;
+    this.metrics = electorMetrics(this.election, this.backend.kind, this.options.metrics);
     this.stateSubject = new BehaviorSubject<LeadershipState>({ role: 'stopped', leaderId: null, token: null });
     this.state$ = this.stateSubject.asObservable();
     this.isLeader$ = this.state$.pipe(
@@ -157,6 +167,22 @@ export class Elector {
     );
     this.elected$ = this.electedSubject.asObservable();
     this.revoked$ = this.revokedSubject.asObservable();
+    this.backendState$ = this.backendStates.changes$;
+    if (this.options.warnUnreachable) {
+      this.unreachableWarning = warnWhenUnreachable({
+        election: this.election,
+        backend: this.backend,
+        backendKind: this.backend.kind,
+        states: this.backendState$,
+        failures: () => this.failures,
+        lastError: () => this.lastFailure,
+      });
+    }
+  }
+
+  /** Whether the backend answers (see `BackendState`); `null` while stopped or before the first answer. */
+  get backendState(): BackendState | null {
+    return this.backendStates.state;
   }
 
   /** Current state snapshot. */
@@ -222,9 +248,7 @@ export class Elector {
     this.failures = 0;
     this.lastContactAt = performance.now();
     this.unobserveLease = this.metrics.observeLease(() =>
-      this.isLeader()
-        ? { remainingMs: this.term!.deadline - performance.now(), attributes: { election: this.election } }
-        : null,
+      this.isLeader() ? this.term!.deadline - performance.now() : null,
     );
     this.publish({ role: 'follower', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign started');
@@ -594,6 +618,8 @@ export class Elector {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
     this.publish({ role: next, leaderId, token: null, reason });
+    // A renewal that could not be confirmed in time: the backend is out of reach for our purpose.
+    if (reason === 'lease-expired') this.backendStates.gaveUp();
     const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
     log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
     term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
@@ -627,6 +653,8 @@ export class Elector {
     this.clearStepTimer();
     this.unobserveLease?.();
     this.unobserveLease = null;
+    this.backendStates.reset();
+    this.unreachableWarning?.forget();
     this.resolveFirstOutcome();
     // The role changes when stop() is called, not when the release returns: nothing campaigns
     // from here on, and waiters (waitForLeadership) learn it at once.
@@ -681,15 +709,15 @@ export class Elector {
     onTimeout: () => Error,
   ): Promise<T> {
     const started = performance.now();
-    const attributes = { election: this.election, backend: this.backend.kind, operation };
     try {
       const value = await withTimeout(call, timeoutMs, onTimeout);
       this.lastContactAt = performance.now();
-      this.metrics.backendCall(this.lastContactAt - started, { ...attributes, outcome: 'ok' });
+      this.metrics.backendCall(operation, this.lastContactAt - started);
       return value;
     } catch (err) {
-      this.metrics.backendCall(performance.now() - started, { ...attributes, outcome: 'error' });
-      this.metrics.backendError({ ...attributes, code: err instanceof ConclaveError ? err.code : 'UNKNOWN' });
+      // error.type: the stable error code, else the error's class; never its message.
+      const type = err instanceof ConclaveError ? err.code : err instanceof Error ? err.name : '_OTHER';
+      this.metrics.backendCall(operation, performance.now() - started, type);
       throw err;
     }
   }
@@ -707,7 +735,7 @@ export class Elector {
       return;
     }
     if (cur.role !== clean.role) {
-      this.metrics.transition({ election: this.election, role: clean.role, reason: clean.reason ?? 'none' });
+      this.metrics.transition(clean.role, clean.reason);
     }
     this.stateSubject.next(clean);
   }
@@ -715,6 +743,7 @@ export class Elector {
   private onFailure(what: string, err: unknown): void {
     this.failures++;
     this.lastFailure = err;
+    this.backendStates.failed(performance.now() - this.lastContactAt, this.options.leaseMs);
     const context = { ...this.context(), failures: this.failures, err };
     if (err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT') {
       // A deployment mistake, not an outage: say it every time, loudly.
@@ -729,6 +758,7 @@ export class Elector {
   private onSuccess(): void {
     if (this.failures > 0) this.log.info({ ...this.context(), failures: this.failures }, 'backend reachable again');
     this.failures = 0;
+    this.backendStates.answered();
   }
 
   /** Exponential backoff from retryMs up to leaseMs, with jitter so candidates spread out. */

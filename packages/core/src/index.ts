@@ -28,7 +28,8 @@ export type { OnceTask, RunOnceOptions, RunOnceResult } from './run-once';
 export { FORCED_EXIT_CODE, installShutdownHook } from './shutdown-hook';
 export type { ShutdownHookOptions } from './shutdown-hook';
 export { electorMetrics } from './metrics';
-export type { ElectorMetrics } from './metrics';
+export type { BackendState } from './backend-state';
+export type { ElectorMetrics, ElectorMetricsOptions, MeterProviderLike } from './metrics';
 export { DEFAULT_LEASE_MS, defaultCandidateId, resolveElectorOptions } from './elector-options';
 export type { ElectorOptions, ResolvedElectorOptions } from './elector-options';
 export { ConclaveError, CONCLAVE_ERROR_CODES, isConclaveError, toBackendError } from './errors';
@@ -50,6 +51,8 @@ export { GridTimers, gridTimers } from './grid-timers';
 export { REDACTED, redactText, redactUrl } from './redact-url';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
+export { fromBunyan, fromWinston } from './logger-adapters';
+export type { BunyanLike, WinstonLike } from './logger-adapters';
 export {
   MAX_CANDIDATE_ID_LENGTH,
   MAX_ELECTION_NAME_LENGTH,

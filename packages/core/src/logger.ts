@@ -1,8 +1,10 @@
 import { redactText } from './redact-url';
 
 /**
- * A pino-shaped logger: `logger.warn({ election, candidateId, err }, 'message')`. pino, bunyan
- * and winston child loggers fit as they are.
+ * A pino-shaped logger: `logger.warn({ election, candidate, backend, err }, 'message')`, where
+ * `err` is the Error itself. A pino logger fits as it is, and so does a bunyan logger made with
+ * `serializers: bunyan.stdSerializers`; wrap a winston logger with `fromWinston`, and a bunyan
+ * logger without serializers with `fromBunyan`, or they lose the message or the error.
  */
 export interface Logger {
   debug(context: object, message: string): void;
