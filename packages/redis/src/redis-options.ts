@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
 
 const KIND = 'redis';

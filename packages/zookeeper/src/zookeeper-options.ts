@@ -1,4 +1,5 @@
-import { ConclaveError, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
+import { ConclaveError, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 import type { ACL, Client } from 'node-zookeeper-client';
 
 const KIND = 'zookeeper';
