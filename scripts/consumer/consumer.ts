@@ -8,6 +8,7 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
+import { createBackend } from '@conclave/cli';
 import { Elector, type ElectionBackend } from '@conclave/core';
 import type { MigratingBackendOptions } from '@conclave/migrate';
 import { MysqlBackend } from '@conclave/mysql';
@@ -44,6 +45,10 @@ async function main(): Promise<void> {
     { from: redis, to: mysql, phase: 'dual', closeBackends: false },
   ];
   void typed;
+  // The command's URL parser, from a CommonJS program.
+  const memory = createBackend('memory:');
+  await memory.close();
+  if (memory.kind !== 'memory') throw new Error(`createBackend gave ${memory.kind}`);
   try {
     const tokens = [await lead(redis, election), await lead(mysql, election)];
     await reader.forceFlush();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
  */
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(ROOT, 'scripts', 'consumer');
-const PACKAGES = ['core', 'mysql', 'redis', 'zookeeper', 'migrate'];
+const PACKAGES = ['core', 'mysql', 'redis', 'zookeeper', 'migrate', 'cli'];
 const FROM_REGISTRY = ['ioredis@latest', 'mysql2@^3', '@opentelemetry/api@^1', '@opentelemetry/sdk-metrics@latest', '@types/node@^20'];
 
 function run(command: string, args: string[], cwd: string, timeout = 120_000): string {
@@ -58,5 +58,9 @@ describe('a consumer of the packed packages', () => {
     const result = JSON.parse(output.trim().split('\n').pop()!) as { tokens: number[]; metrics: string[] };
     expect(result.tokens.every((t) => Number.isSafeInteger(t) && t > 0)).toBe(true);
     expect(result.metrics).toEqual(expect.arrayContaining(['conclave.transitions', 'conclave.backend.duration']));
+
+    // The command, from the installed package's bin.
+    const version = run(process.execPath, [join(dir, 'node_modules', '@conclave', 'cli', 'dist', 'main.js'), '--version'], dir);
+    expect(version.trim()).toMatch(/^\d+\.\d+\.\d+/);
   }, 360_000);
 });
