@@ -1,6 +1,7 @@
 // A user's program, built from the packed packages in a scratch project (see
 // scripts/test/consumer.test.ts): one election on Redis, one on MySQL, metrics through the
-// OpenTelemetry SDK's in-memory exporter. Prints the names of the metrics that arrived.
+// OpenTelemetry SDK's in-memory exporter, the CLI package's URL parser. Prints the tokens and
+// the names of the metrics that arrived, as JSON.
 import { metrics } from '@opentelemetry/api';
 import {
   AggregationTemporality,

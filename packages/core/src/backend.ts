@@ -89,8 +89,10 @@ export interface ElectionBackend {
    */
   clearLeader(election: string): Promise<void>;
 
-  // The optional methods below may also hold `undefined`: wrappers (ForwardingBackend,
-  // MigratingBackend) expose them that way when what they wrap lacks one.
+  // The optional methods below are properties that may hold `undefined` (declare new ones the
+  // same way): wrappers (ForwardingBackend, MigratingBackend) expose them that way when what they
+  // wrap lacks one, and a method-style `name?()` would not accept that under a user's
+  // `exactOptionalPropertyTypes`.
 
   /**
    * The candidates the backend knows of, leader first, in the order they would lead.
