@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--rounds N] [--only a,b]`
+ * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--peers[=a,b]] [--rounds N] [--only a,b]`
  *
  * Runs the scenarios described in bench/README.md against real
  * servers on loopback with real candidate processes, prints one table per backend and a
@@ -8,7 +8,9 @@
 import { cpus, loadavg, totalmem, type as osType, release as osRelease } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BACKEND_KINDS, startTarget, type BackendKind, type BenchTarget } from './servers';
+import { BACKEND_KINDS, startTarget, type BackendKind, type BenchTarget, type SystemKind } from './servers';
+import { PEER_KINDS, PEER_TITLES, peerUnavailable, startPeerTarget, type PeerKind } from './peers/peer-targets';
+import { peerTable } from './peer-table';
 import {
   frozenLeader,
   handover,
@@ -29,13 +31,16 @@ type Scenario = (typeof SCENARIOS)[number];
 interface Args {
   quick: boolean;
   backends: BackendKind[];
+  /** Peers run in the same run after conclave's backends (`--peers`: all of them). */
+  peers: PeerKind[];
   rounds: number | null;
   only: Scenario[];
   out: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, backends: [], rounds: null, only: [], out: null };
+  const args: Args = { quick: false, backends: [], peers: [], rounds: null, only: [], out: null };
+  let noBackends = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -46,8 +51,19 @@ function parseArgs(argv: string[]): Args {
     if (a === '--quick') args.quick = true;
     else if (a.startsWith('--backend')) {
       for (const b of value().split(',')) {
+        // `none`: no conclave backend (a run of peers only).
+        if (b === 'none') {
+          noBackends = true;
+          continue;
+        }
         if (!(BACKEND_KINDS as readonly string[]).includes(b)) throw new Error(`unknown backend ${b} (mysql, redis, zookeeper)`);
         if (!args.backends.includes(b as BackendKind)) args.backends.push(b as BackendKind);
+      }
+    } else if (a === '--peers') args.peers = [...PEER_KINDS];
+    else if (a.startsWith('--peers=')) {
+      for (const b of value().split(',')) {
+        if (!(PEER_KINDS as readonly string[]).includes(b)) throw new Error(`unknown peer ${b} (${PEER_KINDS.join(', ')})`);
+        if (!args.peers.includes(b as PeerKind)) args.peers.push(b as PeerKind);
       }
     } else if (a.startsWith('--rounds')) {
       const n = Number(value());
@@ -60,11 +76,11 @@ function parseArgs(argv: string[]): Args {
       }
     } else if (a.startsWith('--out')) args.out = value();
     else if (a === '--help' || a === '-h') {
-      console.log('npm run bench -- [--quick] [--backend mysql|redis|zookeeper[,…]]… [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR]');
+      console.log('npm run bench -- [--quick] [--backend mysql|redis|zookeeper[,…]]… [--peers[=mysql-row,zk-recipe,redlock,etcd3]] [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  if (args.backends.length === 0) args.backends = [...BACKEND_KINDS];
+  if (args.backends.length === 0 && !noBackends) args.backends = [...BACKEND_KINDS];
   if (args.only.length === 0) args.only = [...SCENARIOS];
   return args;
 }
@@ -90,11 +106,13 @@ function plan(args: Args): Plan {
     p.graceful = p.crash = p.frozen = p.partition = args.rounds;
     p.limitMs = Math.max(p.limitMs, args.rounds * 3 * 4 * 12_000);
   }
+  // Each peer adds a server and the scenarios but many elections: a few minutes more (quick).
+  p.limitMs += args.peers.length * (args.quick ? 3 : 20) * 60_000;
   return p;
 }
 
-interface BackendResult {
-  kind: BackendKind;
+export interface BackendResult {
+  kind: SystemKind;
   server: string;
   counters: string;
   graceful?: HandoverResult;
@@ -145,6 +163,17 @@ function rows(r: BackendResult, leaseMs: number): Row[] {
       result: `p50 ${ms(c.p50)}, p99 ${ms(c.p99)} (min ${ms(c.min)}, n=${c.n}${r.crash.failures.length ? `, ${r.crash.failures.length} failed` : ''})`,
       verdict: ok ? 'met' : 'MISSED',
     });
+    const left = r.crash.leaseLeftMs;
+    const over = r.crash.overheadMs;
+    if (left && over) {
+      out.push({
+        scenario: 'crash take-over: overhead',
+        measured: "take-over time beyond the lease the killed leader still had on the server (its last confirmed renewal's send + lease granted − kill)",
+        target: 'p99 ≤ 50 ms',
+        result: `overhead p50 ${ms(over.p50)}, p99 ${ms(over.p99)}; lease left at the kill p50 ${ms(left.p50)} (min ${ms(left.min)}, max ${ms(left.max)}, n=${over.n})`,
+        verdict: over.n > 0 && over.n === c.n && over.p99! <= 50 ? 'met' : 'MISSED',
+      });
+    }
   }
   if (r.frozen) {
     const f = r.frozen.rounds;
@@ -186,15 +215,16 @@ function rows(r: BackendResult, leaseMs: number): Row[] {
     const s = r.steady;
     const perRenew = (v: number | null) => (v === null ? null : round((v * renewMs) / 1000, 2));
     const leaderRt = perRenew(s.leader.clientSendsPerSec);
-    const manyRt = perRenew(s.manyLeader.clientSendsPerSec);
-    const leaderOk = leaderRt !== null && manyRt !== null && leaderRt <= 1.05 && manyRt <= 1.05;
+    const many = s.manyLeader;
+    const manyRt = many ? perRenew(many.clientSendsPerSec) : null;
+    const leaderOk = leaderRt !== null && leaderRt <= 1.05 && (many === null || (manyRt !== null && manyRt <= 1.05));
     const fmt = (x: { serverOpsPerSec: number | null; serverReadsPerSec: number | null; clientSendsPerSec: number | null }) =>
       `server ${x.serverOpsPerSec ?? '—'} ops/s${x.serverReadsPerSec !== null ? `, ${x.serverReadsPerSec} reads/s` : ''}; client ${x.clientSendsPerSec ?? '—'} round trips/s`;
     out.push({
       scenario: 'steady state: leader',
-      measured: `per leader process, renew interval ${renewMs} ms: 1 election, and ${s.manyLeader.elections} elections in one process`,
+      measured: `per leader process, renew interval ${renewMs} ms: 1 election${many ? `, and ${many.elections} elections in one process` : ''}`,
       target: '≤ 1 round trip per renew interval per process, whatever the number of elections',
-      result: `1 election: ${fmt(s.leader)} = ${leaderRt} per renew interval; ${s.manyLeader.elections} elections: ${fmt(s.manyLeader)} = ${manyRt} per renew interval`,
+      result: `1 election: ${fmt(s.leader)} = ${leaderRt} per renew interval${many ? `; ${many.elections} elections: ${fmt(many)} = ${manyRt} per renew interval` : ''}`,
       verdict: leaderOk ? 'met' : 'MISSED',
     });
     let verdict: Verdict = 'n/a';
@@ -233,10 +263,10 @@ function rows(r: BackendResult, leaseMs: number): Row[] {
   return out;
 }
 
-function table(rs: Row[]): string {
+function table(rs: Row[], system = 'conclave'): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   return [
-    '| scenario | what is measured | target | conclave | |',
+    `| scenario | what is measured | target | ${system} | |`,
     '|---|---|---|---|---|',
     ...rs.map((r) => `| ${esc(r.scenario)} | ${esc(r.measured)} | ${esc(r.target)} | ${esc(r.result)} | ${r.verdict} |`),
   ].join('\n');
@@ -265,10 +295,12 @@ function sideBySide(results: BackendResult[], leaseMs: number): string {
 
 // ---- main ------------------------------------------------------------------------------------
 
-async function runBackend(kind: BackendKind, args: Args, p: Plan, s: BenchSettings): Promise<BackendResult> {
+const isPeer = (kind: SystemKind): kind is PeerKind => (PEER_KINDS as readonly string[]).includes(kind);
+
+async function runBackend(kind: SystemKind, args: Args, p: Plan, s: BenchSettings): Promise<BackendResult> {
   const started = nowMs();
-  s.log(`\n== ${kind} ==`);
-  const target: BenchTarget = await startTarget(kind, s.leaseMs);
+  s.log(`\n== ${isPeer(kind) ? `peer ${kind}` : kind} ==`);
+  const target: BenchTarget = isPeer(kind) ? await startPeerTarget(kind, s.leaseMs) : await startTarget(kind, s.leaseMs);
   s.log(`  server: ${target.description}`);
   const r: BackendResult = { kind, server: target.description, counters: target.counterName, errors: [], wallMs: 0 };
   const step = async (name: Scenario, fn: () => Promise<void>) => {
@@ -289,13 +321,20 @@ async function runBackend(kind: BackendKind, args: Args, p: Plan, s: BenchSettin
     await step('frozen', async () => void (r.frozen = await frozenLeader(target, p.frozen, s)));
     await step('partition', async () => void (r.partition = await silentPartition(target, p.partition, s)));
     await step('steady', async () => {
-      r.steady = await steadyState(target, p.steadyWindowMs, p.steadyManyElections, s, (url, count) =>
-        startLoneLeader(url, count, s),
+      // Many elections in one process is conclave's own harness; the peers run the first two phases.
+      r.steady = await steadyState(
+        target,
+        p.steadyWindowMs,
+        p.steadyManyElections,
+        s,
+        isPeer(kind) ? null : (url, count) => startLoneLeader(url, count, s),
       );
     });
-    await step('many', async () => {
-      r.many = await manyElections(target, p.manyElections, p.manyWindowMs, args.quick, s);
-    });
+    if (!isPeer(kind)) {
+      await step('many', async () => {
+        r.many = await manyElections(target, p.manyElections, p.manyWindowMs, args.quick, s);
+      });
+    }
   } finally {
     await target.close().catch(() => undefined);
   }
@@ -330,7 +369,14 @@ async function main(): Promise<void> {
   console.log(`plan: ${JSON.stringify(p)}`);
 
   const results: BackendResult[] = [];
-  for (const kind of args.backends) {
+  const skipped: string[] = [];
+  for (const kind of [...args.backends, ...args.peers]) {
+    const why = isPeer(kind) ? peerUnavailable(kind) : null;
+    if (why) {
+      console.log(`\n== peer ${kind} == SKIPPED: ${why}`);
+      skipped.push(`${kind}: ${why}`);
+      continue;
+    }
     try {
       results.push(await runBackend(kind, args, p, s));
     } catch (err) {
@@ -350,14 +396,28 @@ async function main(): Promise<void> {
     `- wall time: ${(wallMs / 1000).toFixed(1)} s`,
     `- machine: nproc ${machine.nproc}, ${machine.cpuModel}, ${machine.memGiB} GiB, node ${machine.node}, ${machine.os}; load average ${machine.loadavgAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end (shared machine)`,
     `- lease 3000 ms (renew every 1000 ms, follower retry 600 ms, safety margin 60 ms: core defaults for leaseMs 3000), 3 candidate processes per election, loopback, times from process.hrtime.bigint()`,
+    ...(args.peers.length ? [`- peers in this run: ${args.peers.join(', ')} (each on a private server of its own)`] : []),
     `- rounds: graceful ${p.graceful}, crash ${p.crash}, frozen ${p.frozen}, partition ${p.partition}; steady-state windows ${p.steadyWindowMs / 1000} s; many elections ${p.manyElections} × 3 over ${p.manyWindowMs / 1000} s`,
     '',
   ];
   for (const r of results) {
-    md.push(`## ${r.kind}`, '', `server: ${r.server}. Server counter: ${r.counters}. Wall time ${(r.wallMs / 1000).toFixed(1)} s.`, '');
-    md.push(table(rows(r, leaseMs)), '');
+    md.push(`## ${isPeer(r.kind) ? `peer: ${PEER_TITLES[r.kind]}` : r.kind}`, '', `server: ${r.server}. Server counter: ${r.counters}. Wall time ${(r.wallMs / 1000).toFixed(1)} s.`, '');
+    md.push(table(rows(r, leaseMs), isPeer(r.kind) ? r.kind : 'conclave'), '');
   }
-  md.push('## side by side', '', sideBySide(results, leaseMs), '');
+  const conclaveResults = results.filter((r) => !isPeer(r.kind));
+  if (conclaveResults.length) md.push('## side by side', '', sideBySide(conclaveResults, leaseMs), '');
+  if (args.peers.length) {
+    md.push(
+      '## side by side with the peers (same run)',
+      '',
+      'Each figure with its ratio to the best peer on that row (×1.00 = as good as the best peer; lower is better on every row with a ratio).',
+      '',
+      peerTable(results, (k) => isPeer(k)),
+      '',
+      ...skipped.map((x) => `- skipped ${x}`),
+      '',
+    );
+  }
   const text = md.join('\n');
   console.log(`\n${text}`);
 

@@ -4,7 +4,7 @@
  * monotonic clock).
  */
 import { randomBytes } from 'node:crypto';
-import { CandidateProcess } from '../../test-harness/dist/candidate/candidate-process';
+import type { CandidateProcess } from '../../test-harness/dist/candidate/candidate-process';
 import type { CandidateReport } from '../../test-harness/dist/candidate/candidate-protocol';
 import { checkSplitBrain } from '../../test-harness/dist/history/split-brain-checker';
 import { startTcpProxy, type TcpProxy } from '../../test-harness/dist/faults/tcp-proxy';
@@ -22,36 +22,43 @@ let serial = 0;
 const uniq = () => `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 export const electionName = (scenario: string) => `bench-${scenario}-${uniq()}`;
 
+/** What the scenarios need of a candidate process: conclave's (test-harness) or a peer's. */
+export type BenchCandidate = Pick<
+  CandidateProcess,
+  'reports' | 'killedAtMs' | 'id' | 'child' | 'leading' | 'onReport' | 'kill' | 'freeze' | 'thaw' | 'waitForExit' | 'history'
+>;
+
 export async function startCandidate(
+  target: BenchTarget,
   url: string,
   election: string,
   workIntervalMs: number,
   leaseMs: number,
-): Promise<CandidateProcess> {
+): Promise<BenchCandidate> {
   const candidateId = `bench-c${++serial}-${process.pid}`;
-  const c = await CandidateProcess.start({ backend: url, election, candidateId, leaseMs, workIntervalMs }, 30_000);
+  const c = await target.startCandidate({ backend: url, election, candidateId, leaseMs, workIntervalMs });
   trackChild(c.child);
   return c;
 }
 
 /** Stops a candidate however it is (frozen, alive, dead), bounded. */
-async function dispose(c: CandidateProcess): Promise<void> {
+async function dispose(c: BenchCandidate): Promise<void> {
   c.kill('SIGCONT');
   c.kill('SIGKILL');
   await bounded(c.waitForExit(), 10_000, `exit of ${c.id}`).catch(() => undefined);
 }
 
-async function disposeAll(cs: readonly CandidateProcess[]): Promise<void> {
+async function disposeAll(cs: readonly BenchCandidate[]): Promise<void> {
   await Promise.all(cs.map(dispose));
 }
 
 /** The first report matching `match` from any of `cs`, from now on. */
 function firstReport(
-  cs: readonly CandidateProcess[],
+  cs: readonly BenchCandidate[],
   match: (r: CandidateReport) => boolean,
   timeoutMs: number,
   label: string,
-): Promise<{ from: CandidateProcess; report: CandidateReport }> {
+): Promise<{ from: BenchCandidate; report: CandidateReport }> {
   return new Promise((resolve, reject) => {
     const offs: Array<() => void> = [];
     const done = () => {
@@ -74,10 +81,10 @@ function firstReport(
   });
 }
 
-const waitLeader = (cs: readonly CandidateProcess[], ms: number) =>
+const waitLeader = (cs: readonly BenchCandidate[], ms: number) =>
   until(() => cs.find((c) => c.leading), ms, 'a leader among the candidates');
 
-const lastElected = (c: CandidateProcess) =>
+const lastElected = (c: BenchCandidate) =>
   [...c.reports].reverse().find((r): r is Extract<CandidateReport, { type: 'elected' }> => r.type === 'elected');
 
 // ---- graceful hand-over and crash take-over ----------------------------------------------------
@@ -88,6 +95,26 @@ export interface HandoverResult {
   latencyMs: Summary;
   samples: number[];
   failures: string[];
+  /**
+   * Crash only: per round, the lease the killed leader still had on the server at the kill (its
+   * last confirmed renewal's send instant + the lease granted − the kill instant), and the
+   * take-over time beyond it. Rounds whose leader reported no lease are left out.
+   */
+  leaseLeftMs?: Summary;
+  overheadMs?: Summary;
+  leaseLeftSamples?: number[];
+  overheadSamples?: number[];
+}
+
+/**
+ * The server-side end of `c`'s lease as of `atMs`: the latest `lease` report stamped by then.
+ * Conclave candidates report the end their Elector trusts (safety margin taken off): `marginMs`
+ * adds it back.
+ */
+function leaseEndAt(c: BenchCandidate, atMs: number, marginMs: number): number | null {
+  let end: number | null = null;
+  for (const r of c.reports) if (r.type === 'lease' && r.atMs <= atMs) end = Math.max(end ?? -Infinity, r.untilMs + marginMs);
+  return end;
 }
 
 /**
@@ -103,14 +130,16 @@ export async function handover(
 ): Promise<HandoverResult> {
   const election = electionName(signal === 'SIGTERM' ? 'graceful' : 'crash');
   const url = target.url();
-  let cs: CandidateProcess[] = [];
+  let cs: BenchCandidate[] = [];
   const samples: number[] = [];
   const failures: string[] = [];
+  const leaseLeft: number[] = [];
+  const overhead: number[] = [];
   try {
     for (let r = 0; r < rounds; r++) {
       try {
         const missing = s.candidates - cs.length;
-        cs.push(...(await Promise.all(Array.from({ length: missing }, () => startCandidate(url, election, 0, s.leaseMs)))));
+        cs.push(...(await Promise.all(Array.from({ length: missing }, () => startCandidate(target, url, election, 0, s.leaseMs)))));
         const leader = await waitLeader(cs, s.leaseMs * 4);
         // Let the followers settle into their steady state (watch registered, poll timers set).
         await sleep(signal === 'SIGTERM' ? 400 : 600);
@@ -122,7 +151,15 @@ export async function handover(
         const { report } = await next;
         const dt = report.atMs - t0;
         samples.push(dt);
-        s.log(`    round ${r + 1}/${rounds}: ${dt.toFixed(1)} ms`);
+        const end = signal === 'SIGKILL' ? leaseEndAt(leader, t0, target.leaseMarginMs) : null;
+        if (end !== null) {
+          leaseLeft.push(end - t0);
+          overhead.push(dt - (end - t0));
+        }
+        s.log(
+          `    round ${r + 1}/${rounds}: ${dt.toFixed(1)} ms` +
+            (end !== null ? ` (lease left at the kill ${(end - t0).toFixed(1)} ms, overhead ${(dt - (end - t0)).toFixed(1)} ms)` : ''),
+        );
         cs = others;
         await dispose(leader);
       } catch (err) {
@@ -135,7 +172,11 @@ export async function handover(
   } finally {
     await disposeAll(cs);
   }
-  return { rounds, latencyMs: summarize(samples), samples, failures };
+  const crash =
+    signal === 'SIGKILL'
+      ? { leaseLeftMs: summarize(leaseLeft), overheadMs: summarize(overhead), leaseLeftSamples: leaseLeft, overheadSamples: overhead }
+      : {};
+  return { rounds, latencyMs: summarize(samples), samples, failures, ...crash };
 }
 
 // ---- frozen leader ----------------------------------------------------------------------------
@@ -177,12 +218,12 @@ export async function frozenLeader(target: BenchTarget, rounds: number, s: Bench
   const freezeMs = Math.round(1.5 * s.leaseMs);
   const out: FrozenRound[] = [];
   const failures: string[] = [];
-  let cs: CandidateProcess[] = [];
+  let cs: BenchCandidate[] = [];
   try {
     for (let r = 0; r < rounds; r++) {
       try {
         const missing = s.candidates - cs.length;
-        cs.push(...(await Promise.all(Array.from({ length: missing }, () => startCandidate(url, election, 10, s.leaseMs)))));
+        cs.push(...(await Promise.all(Array.from({ length: missing }, () => startCandidate(target, url, election, 10, s.leaseMs)))));
         const leader = await waitLeader(cs, s.leaseMs * 4);
         await sleep(500);
         const oldToken = lastElected(leader)!.token;
@@ -276,8 +317,8 @@ export async function silentPartition(target: BenchTarget, rounds: number, s: Be
   const election = electionName('partition');
   const out: PartitionRound[] = [];
   const failures: string[] = [];
-  let cs: Array<{ c: CandidateProcess; proxy: TcpProxy }> = [];
-  const drop = async (x: { c: CandidateProcess; proxy: TcpProxy }) => {
+  let cs: Array<{ c: BenchCandidate; proxy: TcpProxy }> = [];
+  const drop = async (x: { c: BenchCandidate; proxy: TcpProxy }) => {
     await dispose(x.c);
     await x.proxy.close();
   };
@@ -287,7 +328,7 @@ export async function silentPartition(target: BenchTarget, rounds: number, s: Be
         while (cs.length < s.candidates) {
           const proxy = await startTcpProxy({ targetPort: target.port });
           try {
-            cs.push({ c: await startCandidate(target.url(proxy.port), election, 10, s.leaseMs), proxy });
+            cs.push({ c: await startCandidate(target, target.url(proxy.port), election, 10, s.leaseMs), proxy });
           } catch (err) {
             await proxy.close();
             throw err;
@@ -352,7 +393,8 @@ export interface SteadyResult {
   leader: RateSample;
   follower: RateSample;
   /** One process leading `manyCount` elections alone. */
-  manyLeader: RateSample & { elections: number; splitBurstsPerSec: number | null };
+  /** One process leading `manyCount` elections alone (conclave only: null for the peers). */
+  manyLeader: (RateSample & { elections: number; splitBurstsPerSec: number | null }) | null;
 }
 
 async function measure(
@@ -399,17 +441,17 @@ export async function steadyState(
   windowMs: number,
   manyCount: number,
   s: BenchSettings,
-  startMany: (url: string, count: number) => Promise<{ ready: Promise<void>; stop: () => Promise<void> }>,
+  startMany: ((url: string, count: number) => Promise<{ ready: Promise<void>; stop: () => Promise<void> }>) | null,
 ): Promise<SteadyResult> {
   const renewMs = Math.floor(s.leaseMs / 3);
   const election = electionName('steady');
   const proxies: CountingProxy[] = [];
-  const cs: CandidateProcess[] = [];
+  const cs: BenchCandidate[] = [];
   const rate = (n: number | null, sec: number) => (n === null ? null : round(n / sec, 2));
   try {
     const p0 = await startCountingProxy(target.port);
     proxies.push(p0);
-    cs.push(await startCandidate(target.url(p0.port), election, 0, s.leaseMs));
+    cs.push(await startCandidate(target, target.url(p0.port), election, 0, s.leaseMs));
     await waitLeader(cs, s.leaseMs * 4);
     await sleep(1500);
     const a = await measure(target, proxies, windowMs);
@@ -422,7 +464,7 @@ export async function steadyState(
     for (let i = 0; i < 2; i++) {
       const p = await startCountingProxy(target.port);
       proxies.push(p);
-      cs.push(await startCandidate(target.url(p.port), election, 0, s.leaseMs));
+      cs.push(await startCandidate(target, target.url(p.port), election, 0, s.leaseMs));
     }
     await sleep(2000);
     const b = await measure(target, proxies, windowMs);
@@ -437,6 +479,7 @@ export async function steadyState(
     await disposeAll(cs);
     cs.length = 0;
     await sleep(500);
+    if (!startMany) return { windowMs, renewMs, leader, follower, manyLeader: null };
 
     const pm = await startCountingProxy(target.port);
     proxies.push(pm);

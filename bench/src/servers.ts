@@ -13,10 +13,16 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import { RedisServer } from '../../test-harness/dist/servers/redis-server';
 import { startMariadb } from '../../test-harness/dist/servers/mysql-server';
 import { startZookeeperServer, fourLetterWord } from '../../test-harness/dist/servers/zookeeper-server';
+import { CandidateProcess } from '../../test-harness/dist/candidate/candidate-process';
+import type { CandidateConfig } from '../../test-harness/dist/candidate/candidate-protocol';
+import type { PeerKind } from './peers/peer-targets';
+import type { BenchCandidate } from './scenarios';
 import { onCleanup } from './util';
 
 export type BackendKind = 'mysql' | 'redis' | 'zookeeper';
 export const BACKEND_KINDS: readonly BackendKind[] = ['mysql', 'redis', 'zookeeper'];
+/** A system the bench measures: one of conclave's backends, or a peer. */
+export type SystemKind = BackendKind | PeerKind;
 
 /** Server-side counters, the bench's own probes already subtracted. */
 export interface ServerCounters {
@@ -27,7 +33,14 @@ export interface ServerCounters {
 }
 
 export interface BenchTarget {
-  kind: BackendKind;
+  kind: SystemKind;
+  /** Starts one candidate process of this system (conclave's candidate, or a peer script). */
+  startCandidate(config: CandidateConfig): Promise<BenchCandidate>;
+  /**
+   * What a candidate's `lease` reports leave off the lease the server granted (conclave: the
+   * Elector's safety margin; peers report the server's lease as is).
+   */
+  leaseMarginMs: number;
   /** Port of the real server on 127.0.0.1. */
   port: number;
   /** Backend URL for `createBackend`, on `port` (the server's, or a proxy's in front of it). */
@@ -41,7 +54,23 @@ export interface BenchTarget {
   close(): Promise<void>;
 }
 
+export type ServerTarget = Omit<BenchTarget, 'startCandidate' | 'leaseMarginMs'>;
+
+/** The server for `kind`, driven by conclave's own candidate processes. */
 export async function startTarget(kind: BackendKind, leaseMs: number): Promise<BenchTarget> {
+  const server = await startServer(kind, leaseMs);
+  return {
+    ...server,
+    startCandidate: (config) => CandidateProcess.start(config, 30_000),
+    // The core's default safety margin for this lease. On ZooKeeper the server's lease is the
+    // session (sessionTimeoutMs = leaseMs here, ended that long after the last contact), while the
+    // backend grants the Elector ⅔ of it: the rest is added back too.
+    leaseMarginMs: Math.max(50, Math.ceil(leaseMs * 0.02)) + (kind === 'zookeeper' ? leaseMs - Math.floor((leaseMs * 2) / 3) : 0),
+  };
+}
+
+/** Just the private server for `kind` (peers bring their own candidates). */
+export async function startServer(kind: BackendKind, leaseMs: number): Promise<ServerTarget> {
   if (kind === 'redis') return startRedis();
   if (kind === 'mysql') return startMysql();
   return startZookeeper(leaseMs);
@@ -77,7 +106,7 @@ function redisInfo(port: number, timeoutMs = 5000): Promise<string> {
 /** Commands the backend's Lua scripts run (packages/redis/src/redis-scripts.ts); nothing else sends them here. */
 const SCRIPT_INNER = new Set(['del', 'get', 'hget', 'hmget', 'hset', 'pexpire', 'pttl', 'publish', 'set', 'time', 'zadd', 'zrange', 'zrem', 'zremrangebyscore']);
 
-async function startRedis(): Promise<BenchTarget> {
+async function startRedis(): Promise<ServerTarget> {
   const server = await RedisServer.start();
   const remove = onCleanup(() => server.kill());
   const port = server.port;
@@ -108,7 +137,7 @@ async function startRedis(): Promise<BenchTarget> {
 
 // ---- mysql -----------------------------------------------------------------------------------
 
-async function startMysql(): Promise<BenchTarget> {
+async function startMysql(): Promise<ServerTarget> {
   let port = 3306;
   let description = 'shared MariaDB on 127.0.0.1:3306 (Questions also counts other clients)';
   let stop: () => Promise<void> = async () => undefined;
@@ -148,7 +177,7 @@ async function startMysql(): Promise<BenchTarget> {
 
 // ---- zookeeper -------------------------------------------------------------------------------
 
-async function startZookeeper(leaseMs: number): Promise<BenchTarget> {
+async function startZookeeper(leaseMs: number): Promise<ServerTarget> {
   const server = await startZookeeperServer();
   const remove = onCleanup(() => server.close());
   const port = server.port;

@@ -7,6 +7,8 @@ export { describeLifecycle } from './conformance/lifecycle-group';
 export { describeScale } from './conformance/scale-group';
 export { describeTokenFloor } from './conformance/token-floor-group';
 export { describeTiming } from './conformance/timing-group';
+export { describeWaitForLeadership } from './conformance/wait-for-leadership-group';
+export { describeWatchLeader } from './conformance/watch-leader-group';
 export { describeValidation, BAD_CANDIDATE_IDS, BAD_ELECTION_NAMES, BAD_ELECTOR_OPTIONS } from './conformance/validation-group';
 export { SuiteContext } from './conformance/suite-context';
 export { leaderOf } from './campaign-result';

@@ -25,14 +25,19 @@ function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: 
   const hints: Array<() => void> = [];
   const backend: Record<string, unknown> = {
     kind: 'fake',
-    capabilities: { listCandidates: withOptional, push: withOptional ? 'best-effort' : 'none', tokenFloor: withOptional },
+    capabilities: {
+      listCandidates: withOptional,
+      push: withOptional ? 'best-effort' : 'none',
+      leaderPush: withOptional ? 'best-effort' : 'none',
+      tokenFloor: withOptional,
+    },
   };
   for (const method of BACKEND_METHODS) {
     if (!withOptional && OPTIONAL_BACKEND_METHODS.includes(method)) continue;
     backend[method] = (...args: unknown[]) => {
       calls.push({ method, args });
-      if (method === 'watch') {
-        hints.push(args[2] as () => void);
+      if (method === 'watch' || method === 'watchLeader') {
+        hints.push(args[method === 'watch' ? 2 : 1] as () => void);
         return () => undefined;
       }
       if (method === 'isWatching') return true;
@@ -53,6 +58,7 @@ const ARGS: Record<BackendMethod, unknown[]> = {
   raiseTokenFloor: ['e1', 99],
   watch: ['e1', 'c1'],
   isWatching: ['e1', 'c1'],
+  watchLeader: ['e1'],
   close: [],
 };
 
@@ -81,13 +87,13 @@ describe.each(WRAPPERS)('$name forwards the whole backend SPI', (wrapper) => {
     const wrapped = wrapper.wrap(backend) as unknown as Record<string, unknown>;
     const fn = wrapped[method];
     expect([method, typeof fn]).toEqual([method, 'function']);
-    const args = method === 'watch' ? [...ARGS.watch, () => hintsSeen.push('hint')] : ARGS[method];
+    const args = method === 'watch' || method === 'watchLeader' ? [...ARGS[method], () => hintsSeen.push('hint')] : ARGS[method];
     const hintsSeen: string[] = [];
     const answer = await (fn as (...a: unknown[]) => unknown).apply(wrapped, args);
     const own = calls.filter((c) => c.method === method);
     expect(own).toHaveLength(1);
     expect(own[0]!.args.slice(0, ARGS[method].length)).toEqual(ARGS[method]);
-    if (method === 'watch') {
+    if (method === 'watch' || method === 'watchLeader') {
       expect(typeof answer).toBe('function');
       hints[0]!();
       expect(hintsSeen).toEqual(['hint']);

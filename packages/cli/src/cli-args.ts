@@ -363,13 +363,15 @@ ${EXIT_CODES}
   watch: `Usage: conclave watch --backend URL --election NAME [--interval-ms N] [--json]
 
 Prints the leader now and then a line each time it changes, until SIGINT, SIGTERM or SIGHUP
-(then exits 0). Reads the leader every --interval-ms; a leader that changes and changes back between two reads
-is not seen. Backend errors after the first read are reported on stderr and retried.
+(then exits 0). Where the backend pushes changes (Redis, ZooKeeper, memory:) the leader is read again on
+each change, and with Redis also every max(5000, --interval-ms) ms in case a message was lost; MySQL has
+no push and is read every --interval-ms. A leader that changes and changes back between two reads may
+not be seen. Backend errors after the first read are reported on stderr and retried.
 With --json: {"event":"leader","election":…,"leaderId":…|null,"token":…|null} per line.
 
 Options:
 ${COMMON}
-  --interval-ms N      how often to read the leader, ms                  [default: 500]
+  --interval-ms N      how often to read the leader without push, ms    [default: 500]
   --json               JSON lines instead of text
 
 ${URLS}

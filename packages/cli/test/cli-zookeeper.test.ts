@@ -1,5 +1,6 @@
 import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
 import { describeCliElection } from './cli-election-group';
+import { describeCliWatchPush } from './cli-watch-group';
 
 // One private ZooKeeper for the whole file (a JVM takes seconds to start).
 let server: ZookeeperServer | undefined;
@@ -13,3 +14,4 @@ afterAll(async () => {
 });
 
 describeCliElection('zookeeper', () => `zookeeper://${server!.connect}?root=/conclave-cli-test`, { listsCandidates: true });
+describeCliWatchPush('zookeeper', () => `zookeeper://${server!.connect}?root=/conclave-cli-test`);

@@ -125,6 +125,21 @@ export interface ElectionBackend {
   isWatching?: ((election: string, candidateId: string) => boolean) | undefined;
 
   /**
+   * Subscribes an observer (not a candidate: it never campaigns) to hints that the leader of
+   * `election` may have changed: a release, a new term, a force or a clear, and, where the store
+   * can tell, a lease that ended. Each hint is only a reason to read `getLeader` again; spurious
+   * calls are allowed, and hints may come in bursts. Whether a change can go unannounced is
+   * declared by `capabilities.leaderPush` (`'best-effort'`: a hint can be lost, e.g. while a
+   * connection is down, or a lease that merely expired is not announced, so an observer must
+   * also read again now and then; `'reliable'`: every change is announced, and a reconnect counts
+   * as a change). A hint also comes once the subscription is in place on the server, so a read
+   * made after it misses nothing the subscription would not announce. Only when
+   * `capabilities.leaderPush` is declared and not `'none'`. Returns the function that
+   * unsubscribes; it must release every resource taken (timers, subscriptions).
+   */
+  watchLeader?: ((election: string, onChange: () => void) => () => void) | undefined;
+
+  /**
    * Closes what the backend opened itself (pools, clients, sessions created from a URL/settings).
    * A client the user passed in is never closed. Idempotent. Outstanding leases are not released
    * here: the Elector releases its own on `stop()`.
@@ -147,6 +162,12 @@ export interface BackendCapabilities {
    *   beyond `leaseRemainingMs` when given.
    */
   push: 'none' | 'best-effort' | 'reliable';
+  /**
+   * How changes of the leader reach an observer through `watchLeader()`; the same scale as `push`
+   * (`'best-effort'`: a change can go unannounced; `'reliable'`: none does). Absent means
+   * `'none'`: no `watchLeader()`, an observer polls `getLeader`.
+   */
+  leaderPush?: 'none' | 'best-effort' | 'reliable';
   /** `raiseTokenFloor()` is implemented. Absent means false. */
   tokenFloor?: boolean;
   /**

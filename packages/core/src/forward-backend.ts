@@ -16,13 +16,20 @@ export const BACKEND_METHODS = [
   'raiseTokenFloor',
   'watch',
   'isWatching',
+  'watchLeader',
   'close',
 ] as const;
 
 export type BackendMethod = (typeof BACKEND_METHODS)[number];
 
 /** The methods a backend may leave out; a wrapper has them exactly when its inner backend has. */
-export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = ['listCandidates', 'raiseTokenFloor', 'watch', 'isWatching'];
+export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = [
+  'listCandidates',
+  'raiseTokenFloor',
+  'watch',
+  'isWatching',
+  'watchLeader',
+];
 
 type MethodKeys = {
   [K in keyof ElectionBackend]-?: NonNullable<ElectionBackend[K]> extends (...args: never[]) => unknown ? K : never;
@@ -97,6 +104,7 @@ export class ForwardingBackend implements ElectionBackend {
   declare readonly raiseTokenFloor: ElectionBackend['raiseTokenFloor'];
   declare readonly watch: ElectionBackend['watch'];
   declare readonly isWatching: ElectionBackend['isWatching'];
+  declare readonly watchLeader: ElectionBackend['watchLeader'];
   declare readonly close: ElectionBackend['close'];
 
   constructor(readonly inner: ElectionBackend) {

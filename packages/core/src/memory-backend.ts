@@ -59,7 +59,12 @@ export interface ElectionRecord {
  */
 export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
-  readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: true };
+  readonly capabilities: BackendCapabilities = {
+    listCandidates: true,
+    push: 'best-effort',
+    leaderPush: 'best-effort',
+    tokenFloor: true,
+  };
 
   readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
@@ -203,6 +208,29 @@ export class MemoryBackend implements ElectionBackend {
     // Each subscription gets its own function so one candidate can watch twice.
     const listener = () => onChange();
     record.watchers.add(listener);
+    const unwatch = () => {
+      record.watchers.delete(listener);
+      this.unwatches.delete(unwatch);
+    };
+    this.unwatches.add(unwatch);
+    return unwatch;
+  }
+
+  /**
+   * Hints on every release, new term, force and clear. Best-effort only because a lease that runs
+   * out (a holder that stopped renewing) is not announced: nothing happens in a store with no
+   * server at that moment.
+   */
+  watchLeader(election: string, onChange: () => void): () => void {
+    assertElectionName(election, this.kind);
+    if (this.closed) return () => undefined;
+    const record = this.record(election);
+    const listener = () => onChange();
+    record.watchers.add(listener);
+    // The subscription is in place at once; the first hint says so (see the SPI).
+    setImmediate(() => {
+      if (record.watchers.has(listener)) listener();
+    });
     const unwatch = () => {
       record.watchers.delete(listener);
       this.unwatches.delete(unwatch);

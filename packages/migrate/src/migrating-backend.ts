@@ -445,6 +445,16 @@ export class MigratingBackend implements ElectionBackend {
     };
   }
 
+  /** An observer follows the side `getLeader` reads: `from` until `to-only`. */
+  get watchLeader(): ElectionBackend['watchLeader'] {
+    const side = this.single();
+    if (!side.watchLeader || (side.capabilities.leaderPush ?? 'none') === 'none') return undefined;
+    return (election, onChange) => {
+      validate(election);
+      return side.watchLeader!(election, onChange);
+    };
+  }
+
   get isWatching(): ElectionBackend['isWatching'] {
     const sides = this.phase === 'dual' ? [this.from, this.to] : [this.single()];
     if (!sides.some((b) => b.isWatching)) return undefined;
@@ -480,7 +490,9 @@ export class MigratingBackend implements ElectionBackend {
 function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCapabilities {
   const pushes = [from, to].map((b) => (b.watch ? b.capabilities.push : 'none'));
   const push = pushes.every((p) => p === 'reliable') ? 'reliable' : pushes.some((p) => p !== 'none') ? 'best-effort' : 'none';
-  return { listCandidates: from.capabilities.listCandidates, push, tokenFloor: false };
+  // Observers follow `from` in dual, as `getLeader` does.
+  const leaderPush = from.watchLeader ? (from.capabilities.leaderPush ?? 'none') : 'none';
+  return { listCandidates: from.capabilities.listCandidates, push, leaderPush, tokenFloor: false };
 }
 
 // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.

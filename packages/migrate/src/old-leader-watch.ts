@@ -49,8 +49,9 @@ export class OldLeaderWatch {
    * `to`'s leader, as a follower's campaign on `to` named it: a `from` term held by the same
    * candidate is a dual term (see the class comment).
    */
-  noteToLeader(election: string, candidateId: string | null): void {
-    if (candidateId === null) return;
+  noteToLeader(election: string, candidateId: string | null | undefined): void {
+    // Backends that cannot tell the leader may leave it out.
+    if (candidateId == null) return;
     // Campaign answers may name the instance (`<candidate id> <nonce>`); getLeader names the candidate.
     const leader = candidateOf(candidateId);
     this.toLeaders.set(election, { candidateId: leader, at: performance.now() });

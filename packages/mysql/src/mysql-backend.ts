@@ -60,6 +60,14 @@ interface LeaseRow {
 }
 
 /**
+ * No `watchLeader`: the named-lock wake-up tells a session that a term ended (its leader released
+ * or its session died), but nothing tells it that the next term started, nor that a lease was
+ * forced or cleared (the revoked leader frees its lock only at its next renewal); an observer
+ * would still have to poll. So observers poll `getLeader`.
+ */
+const LEADER_PUSH = 'none';
+
+/**
  * Leader election on one MySQL/MariaDB table, one row per election,
  * with server-clock leases in ms, a fencing term, one round trip per batch of attempts, batched
  * renewal and a named-lock wake-up for fast hand-over. See the package README.
@@ -69,6 +77,7 @@ export class MysqlBackend implements ElectionBackend {
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: false,
     push: 'best-effort',
+    leaderPush: LEADER_PUSH,
     tokenFloor: true,
   });
 
@@ -93,7 +102,7 @@ export class MysqlBackend implements ElectionBackend {
     this.wake = this.options.wakeUp
       ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
       : null;
-    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', tokenFloor: true };
+    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true };
     // Calls made in one event-loop turn (the core runs the Electors due in the same grid slot in
     // one turn) go to the server as one query: see flushCampaigns / flushRenewals. A batch is cut
     // only when its SQL would pass MAX_QUERY_BYTES.

@@ -45,6 +45,7 @@ export class RedisBackend implements ElectionBackend {
     this.capabilities = {
       listCandidates: this.options.trackCandidates,
       push: 'best-effort',
+      leaderPush: this.options.publish ? 'best-effort' : 'none',
       tokenFloor: true,
       tokenClock: this.options.tokenClockFloor,
     };
@@ -136,6 +137,32 @@ export class RedisBackend implements ElectionBackend {
   }
 
   /**
+   * Subscribes an observer to the election's channel (release, force, clear) and to its `elected`
+   * channel (a new term), on every master; every reconnect of a subscriber connection is a hint
+   * too. Best-effort: a message published while the subscriber is away is lost, and a lease that
+   * merely expires (a holder gone without releasing) publishes nothing. Only with `publish`.
+   */
+  watchLeader(election: string, onChange: () => void): () => void {
+    assertElectionName(election, this.kind);
+    if (!this.options.publish) {
+      throw new ConclaveError('NOT_SUPPORTED', 'watchLeader needs publish: true', { backend: this.kind, election });
+    }
+    if (this.closed) return () => undefined;
+    const { channel, elected } = electionKeys(this.options.keyPrefix, election);
+    const listener = coalesced(onChange);
+    const unsubscribers = this.nodes.flatMap((node) => [node.watch(channel, listener), node.watch(elected, listener)]);
+    // Once the SUBSCRIBEs are confirmed (or failed), a read misses nothing published after it.
+    void Promise.all(this.nodes.flatMap((node) => [node.subscribed(channel), node.subscribed(elected)])).then(listener);
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      listener.cancel();
+      for (const unsubscribe of unsubscribers) unsubscribe();
+    };
+  }
+
+  /**
    * Whether a change of `election` reaches this backend's watchers now: the subscriber connection
    * is ready and the election's SUBSCRIBE is confirmed — on the master (single mode), or on a
    * majority of the masters (quorum: a release or a new term is written, and published, on at
@@ -197,6 +224,28 @@ export class RedisBackend implements ElectionBackend {
     if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
     return electionKeys(this.options.keyPrefix, election);
   }
+}
+
+/**
+ * One call of `fn` on the next turn for every burst of calls made in the same turn: in quorum mode
+ * one change is published on every master, and a new term after a release is two messages.
+ */
+function coalesced(fn: () => void): (() => void) & { cancel(): void } {
+  let pending = false;
+  let cancelled = false;
+  const call = () => {
+    if (pending || cancelled) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      if (!cancelled) fn();
+    });
+  };
+  return Object.assign(call, {
+    cancel: () => {
+      cancelled = true;
+    },
+  });
 }
 
 function assertToken(token: unknown): asserts token is number {

@@ -32,6 +32,12 @@ export interface ElectionKeys {
   /** Pub/sub channel: a message means "the leadership may have changed". */
   channel: string;
   /**
+   * Pub/sub channel for observers (`watchLeader`): a message means "a new term started". Apart
+   * from `channel`, so that candidates, which learn of a new term from their own campaigns, are
+   * not woken by it.
+   */
+  elected: string;
+  /**
    * String, one per key prefix (not per election): the server time (ms) from which this master
    * holds conclave's state. Absent on a master that never held it or lost it (a restart without
    * persistence, a flush); see the restart fence in redis-scripts.ts. Outside the election's hash
@@ -47,6 +53,7 @@ export function electionKeys(prefix: string, election: string): ElectionKeys {
     term: `${base}:term`,
     candidates: `${base}:candidates`,
     channel: `${base}:changed`,
+    elected: `${base}:elected`,
     epoch: `${prefix}epoch`,
   };
 }

@@ -95,7 +95,7 @@ export class QuorumLeaseOps implements LeaseOps {
       const commits = await this.onSome(toCommit, () => ({
         script: COMMIT,
         keys: [keys.lease, keys.term],
-        args: [candidateId, String(token)],
+        args: [candidateId, String(token), this.options.publish ? keys.elected : ''],
         election,
       }));
       const done = mine.length - toCommit.length + commits.filter((c) => c.ok && c.value === 1).length;
@@ -235,7 +235,7 @@ export class QuorumLeaseOps implements LeaseOps {
     const commits = await this.onSome(ok, () => ({
       script: COMMIT,
       keys: [keys.lease, keys.term],
-      args: [candidateId, String(token)],
+      args: [candidateId, String(token), this.options.publish ? keys.elected : ''],
       election,
     }));
     if (commits.filter((c) => c.ok && c.value === 1).length < this.majority) {

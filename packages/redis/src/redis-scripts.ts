@@ -69,7 +69,8 @@ end
  * KEYS: lease, term, candidates, epoch. ARGV: id (instance id), leaseMs, candidateTtlMs
  * (0 = not tracked), assign ('1': one master, the token is chosen here; '0': quorum prepare,
  * token '0' until COMMIT), clockFloor ('1'/'0'), candidate (the instance's bare candidate id: a
- * lease forced to it is adopted, same term, once committed).
+ * lease forced to it is adopted, same term, once committed), elected (channel told of a new term
+ * for observers; '' = none; only when assign is '1').
  * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
  * {0, holder, token, pttl} held by another | {3, waitMs, term, now} free, but this master is
  * inside its restart fence for waitMs more.
@@ -104,6 +105,7 @@ if ARGV[4] == '1' then
 end
 redis.call('HSET', KEYS[1], 'holder', id, 'token', token)
 redis.call('PEXPIRE', KEYS[1], lease)
+if ARGV[4] == '1' and ARGV[7] and ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], 'elected') end
 return {2, token, str(term), str(now)}
 `,
 );
@@ -111,7 +113,8 @@ return {2, token, str(term), str(now)}
 /**
  * Quorum phase 2: gives the prepared lease its token and raises the term counter to it (max
  * semantics, so a later majority read sees at least this token).
- * KEYS: lease, term. ARGV: id, token. Returns 1, or 0 if the lease is no longer ours.
+ * KEYS: lease, term. ARGV: id, token, elected (channel told of the new term for observers; '' =
+ * none). Returns 1, or 0 if the lease is no longer ours.
  */
 export const COMMIT = script(
   'commit',
@@ -119,6 +122,7 @@ export const COMMIT = script(
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'token', ARGV[2])
 if num(ARGV[2]) > num(redis.call('GET', KEYS[2])) then redis.call('SET', KEYS[2], ARGV[2]) end
+if ARGV[3] and ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], 'elected') end
 return 1
 `,
 );

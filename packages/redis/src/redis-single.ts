@@ -31,7 +31,15 @@ export class SingleLeaseOps implements LeaseOps {
     const reply = (await this.node.run({
       script: CAMPAIGN,
       keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
-      args: [candidateId, leaseMs, this.cttl(leaseMs), '1', this.options.tokenClockFloor ? '1' : '0', candidateOf(candidateId)],
+      args: [
+        candidateId,
+        leaseMs,
+        this.cttl(leaseMs),
+        '1',
+        this.options.tokenClockFloor ? '1' : '0',
+        candidateOf(candidateId),
+        this.options.publish ? keys.elected : '',
+      ],
       election,
     })) as [number, string, string, string | number];
     if (reply[0] === 3) {

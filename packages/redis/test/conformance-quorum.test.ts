@@ -3,7 +3,7 @@ import { describeBackendConformance } from '@conclave/test-harness';
 import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
 import { pastRestartFence, uniquePrefix } from './helpers';
 
-const capabilities = { listCandidates: true, push: 'best-effort', tokenFloor: true, tokenClock: true } as const;
+const capabilities = { listCandidates: true, push: 'best-effort', leaderPush: 'best-effort', tokenFloor: true, tokenClock: true } as const;
 
 // Three private masters: a Redlock quorum.
 describe('quorum of three masters', () => {

@@ -37,7 +37,7 @@ describe('RedisBackend options', () => {
   test('a comma-separated URL means quorum mode', () => {
     const b = pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', redisOptions: { lazyConnect: true } });
     expect(b.quorum).toBe(true);
-    expect(b.capabilities).toEqual({ listCandidates: true, push: 'best-effort', tokenFloor: true, tokenClock: true });
+    expect(b.capabilities).toEqual({ listCandidates: true, push: 'best-effort', leaderPush: 'best-effort', tokenFloor: true, tokenClock: true });
   });
 
   test('names are validated in every method before any I/O', async () => {

@@ -33,6 +33,7 @@ import {
   type CandidateNode,
 } from './zookeeper-nodes';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
+import { watchChildren } from './zookeeper-leader-watch';
 import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
 
 const KIND = 'zookeeper';
@@ -135,6 +136,7 @@ export class ZookeeperBackend implements ElectionBackend {
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: true,
     push: 'reliable' as const,
+    leaderPush: 'reliable' as const,
     tokenFloor: true,
   });
   readonly capabilities: BackendCapabilities = ZookeeperBackend.capabilities;
@@ -150,6 +152,8 @@ export class ZookeeperBackend implements ElectionBackend {
    */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly listeners = new Map<string, Set<() => void>>();
+  /** The stop functions of `watchLeader` subscriptions still open. */
+  private readonly observers = new Set<() => void>();
   private readonly renewals: TickBatcher<RenewItem, boolean>;
   /** Fence path → its czxid and when this process first saw it (performance.now()). */
   private readonly fencesSeen = new Map<string, { czxid: number; seenAt: number }>();
@@ -722,6 +726,30 @@ export class ZookeeperBackend implements ElectionBackend {
     };
   }
 
+  /**
+   * Reliable: a children watch on the election node, armed again on each event and on every
+   * session event (see zookeeper-leader-watch.ts). A change of the head's data (a token floor
+   * raised under a head that has not confirmed yet) is not announced; its term is.
+   */
+  watchLeader(election: string, onChange: () => void): () => void {
+    this.validate(election);
+    if (this.closed) return () => {};
+    const stop = watchChildren({
+      session: this.session,
+      path: this.path(election),
+      requestTimeoutMs: this.requestTimeoutMs,
+      createNode: async (handle, until) => {
+        await this.queue(handle, election, until);
+      },
+      onChange,
+    });
+    this.observers.add(stop);
+    return () => {
+      this.observers.delete(stop);
+      stop();
+    };
+  }
+
   /** `await using backend = …`: closes the backend when the scope ends. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
@@ -731,6 +759,8 @@ export class ZookeeperBackend implements ElectionBackend {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribeSession();
+    for (const stop of [...this.observers]) stop();
+    this.observers.clear();
     this.listeners.clear();
     this.candidacies.clear();
     this.floors.clear();

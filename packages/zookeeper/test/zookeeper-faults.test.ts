@@ -85,6 +85,34 @@ describe('ZooKeeper faults', () => {
     expect(a.token!).toBeGreaterThan(bToken);
   }, 60_000);
 
+  test('an observer whose session expired is watching again on its new session: changes made meanwhile and after are announced', async () => {
+    const e = election('observer-expiry');
+    const { backend: observer, proxy } = await pool.proxied();
+    let hints = 0;
+    const unwatch = observer.watchLeader(e, () => hints++);
+    try {
+      await waitFor(() => hints > 0, 'the watch in place');
+      proxy.blackhole(); // the observer's session goes silent and expires on the server
+      await new Promise((resolve) => setTimeout(resolve, SESSION_TIMEOUT_MS + 500));
+      // A change after the expiry: no notification of the old session can carry it.
+      const a = elector(pool.direct(), e, 'a');
+      await a.start();
+      await waitFor(() => a.isLeader(), 'a to lead');
+      const before = hints;
+      proxy.resume();
+      await waitFor(async () => hints > before && (await observer.getLeader(e))?.candidateId === 'a', 'a hint, then a seen', 20_000);
+      // Only a watch armed on the new session can announce this one (after the session events'
+      // own hints have come).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const seen = hints;
+      await a.stop();
+      await waitFor(() => hints > seen, 'a hint for the release', 5_000);
+      expect(await observer.getLeader(e)).toBeNull();
+    } finally {
+      unwatch();
+    }
+  }, 60_000);
+
   test('50 candidates: when the leader dies only its successor is woken', async () => {
     const e = election('herd');
     const hints = new Map<string, number>();

@@ -10,6 +10,8 @@ import { describeValidation } from './validation-group';
 import { describeTokenFloor } from './token-floor-group';
 import { describeTiming } from './timing-group';
 import { describeDuplicateIds } from './duplicate-id-group';
+import { describeWaitForLeadership } from './wait-for-leadership-group';
+import { describeWatchLeader } from './watch-leader-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -52,5 +54,7 @@ export function describeBackendConformance(
     describeTiming(ctx, factory.capabilities);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
+    describeWaitForLeadership(ctx);
+    describeWatchLeader(ctx, factory.capabilities);
   });
 }

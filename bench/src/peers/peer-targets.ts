@@ -1,0 +1,51 @@
+/**
+ * The peers as bench targets: each on a private server of its own (the same launchers as
+ * conclave's backends; etcd from the distribution's binary), driven through the same scenarios.
+ */
+import { startServer, type BenchTarget } from '../servers';
+import { PeerProcess, type PeerScript } from './peer-process';
+import { etcdAvailable, ETCD_BINARY, startEtcd } from './etcd-server';
+
+export type PeerKind = 'mysql-row' | 'zk-recipe' | 'redlock' | 'etcd3';
+export const PEER_KINDS: readonly PeerKind[] = ['mysql-row', 'zk-recipe', 'redlock', 'etcd3'];
+
+export const PEER_TITLES: Record<PeerKind, string> = {
+  'mysql-row': 'MySQL lease row polled every 1 s (blog pattern, mysql2)',
+  'zk-recipe': "ZooKeeper's leader-election recipe (node-zookeeper-client)",
+  redlock: '@sesamecare-oss/redlock using() with automatic extension',
+  etcd3: "etcd3's Election",
+};
+
+const SCRIPT: Record<PeerKind, PeerScript> = {
+  'mysql-row': 'mysql-row',
+  'zk-recipe': 'zk-recipe',
+  redlock: 'redlock-using',
+  etcd3: 'etcd-election',
+};
+
+/** Why a peer cannot run on this machine, or null when it can. */
+export function peerUnavailable(kind: PeerKind): string | null {
+  if (kind === 'etcd3' && !etcdAvailable()) return `no etcd binary at ${ETCD_BINARY} (Debian: apt-get install etcd-server); etcd3 peer skipped`;
+  return null;
+}
+
+export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<BenchTarget> {
+  const startCandidate: BenchTarget['startCandidate'] = (config) => PeerProcess.start(SCRIPT[kind], config);
+  if (kind === 'etcd3') {
+    const etcd = await startEtcd();
+    return {
+      kind,
+      port: etcd.port,
+      url: (p = etcd.port) => `etcd://127.0.0.1:${p}`,
+      counterName: 'gRPC messages received (etcd /metrics grpc_server_msg_received_total)',
+      description: `private etcd (${ETCD_BINARY}) on 127.0.0.1:${etcd.port}`,
+      counters: async () => ({ ops: await etcd.receivedMessages(), reads: null }),
+      close: () => etcd.close(),
+      startCandidate,
+      leaseMarginMs: 0,
+    };
+  }
+  const backend = kind === 'mysql-row' ? 'mysql' : kind === 'zk-recipe' ? 'zookeeper' : 'redis';
+  const server = await startServer(backend, leaseMs);
+  return { ...server, kind, startCandidate, leaseMarginMs: 0 };
+}
