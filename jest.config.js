@@ -13,6 +13,7 @@ module.exports = {
   },
   moduleNameMapper: {
     '^@conclave/test-harness$': '<rootDir>/test-harness/src/index.ts',
+    '^@conclave/core/internal$': '<rootDir>/packages/core/src/internal.ts',
     '^@conclave/(core|mysql|redis|zookeeper|migrate|cli)$': '<rootDir>/packages/$1/src/index.ts',
   },
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],

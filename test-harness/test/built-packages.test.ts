@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 const ROOT = resolve(__dirname, '../..');
 const PACKAGES: Array<[string, string]> = [
   ['@conclave/core', 'Elector'],
+  ['@conclave/core/internal', 'TickBatcher'],
   ['@conclave/mysql', 'MysqlBackend'],
   ['@conclave/redis', 'RedisBackend'],
   ['@conclave/zookeeper', 'ZookeeperBackend'],
@@ -29,4 +30,11 @@ describe.each(PACKAGES)('%s loads from its build', (name, mainExport) => {
     expect(required).toContain(mainExport);
     expect(imported).toEqual(required);
   });
+});
+
+test("core's main entry keeps its internals to @conclave/core/internal", () => {
+  const names = node(['-e', "console.log(JSON.stringify(Object.keys(require('@conclave/core'))))"]);
+  for (const internal of ['TickBatcher', 'withTimeout', 'GridTimers', 'gridTimers', 'describeValue']) {
+    expect(names).not.toContain(internal);
+  }
 });

@@ -1,4 +1,5 @@
-import { ConclaveError, MemoryBackend, describeValue, redactUrl, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, MemoryBackend, redactUrl, type ElectionBackend } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 import { MysqlBackend } from '@conclave/mysql';
 import { RedisBackend } from '@conclave/redis';
 import { ZookeeperBackend } from '@conclave/zookeeper';

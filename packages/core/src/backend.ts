@@ -89,11 +89,16 @@ export interface ElectionBackend {
    */
   clearLeader(election: string): Promise<void>;
 
+  // The optional methods below are properties that may hold `undefined` (declare new ones the
+  // same way): wrappers (ForwardingBackend, MigratingBackend) expose them that way when what they
+  // wrap lacks one, and a method-style `name?()` would not accept that under a user's
+  // `exactOptionalPropertyTypes`.
+
   /**
    * The candidates the backend knows of, leader first, in the order they would lead.
    * Only when `capabilities.listCandidates` is true; otherwise rejects with `NOT_SUPPORTED`.
    */
-  listCandidates?(election: string): Promise<string[]>;
+  listCandidates?: ((election: string) => Promise<string[]>) | undefined;
 
   /**
    * Makes every term that starts after this resolves get a token greater than `token` (the
@@ -101,7 +106,7 @@ export interface ElectionBackend {
    * sequence of tokens while an election moves between backends. Only when
    * `capabilities.tokenFloor` is true.
    */
-  raiseTokenFloor?(election: string, token: number): Promise<void>;
+  raiseTokenFloor?: ((election: string, token: number) => Promise<void>) | undefined;
 
   /**
    * Subscribes to hints that the leadership of `election` may have changed (a release, a new
@@ -109,7 +114,7 @@ export interface ElectionBackend {
    * each by campaigning (follower) or renewing (leader). Only when `capabilities.push` is not
    * `'none'`. Returns the function that unsubscribes; it must release every resource taken.
    */
-  watch?(election: string, candidateId: string, onChange: () => void): () => void;
+  watch?: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
 
   /**
    * Whether the subscription made by `watch` for this candidate delivers changes right now (its
@@ -117,7 +122,7 @@ export interface ElectionBackend {
    * does, a follower looks again only when the current lease can end. Optional: absent means
    * "whenever watched". Synchronous and I/O-free.
    */
-  isWatching?(election: string, candidateId: string): boolean;
+  isWatching?: ((election: string, candidateId: string) => boolean) | undefined;
 
   /**
    * Subscribes an observer (not a candidate: it never campaigns) to hints that the leader of
@@ -132,7 +137,7 @@ export interface ElectionBackend {
    * `capabilities.leaderPush` is declared and not `'none'`. Returns the function that
    * unsubscribes; it must release every resource taken (timers, subscriptions).
    */
-  watchLeader?(election: string, onChange: () => void): () => void;
+  watchLeader?: ((election: string, onChange: () => void) => () => void) | undefined;
 
   /**
    * Closes what the backend opened itself (pools, clients, sessions created from a URL/settings).

@@ -45,9 +45,6 @@ export {
 } from './instance-id';
 export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
-export { TickBatcher } from './tick-batcher';
-export { withTimeout } from './timing';
-export { GridTimers, gridTimers } from './grid-timers';
 export { REDACTED, redactText, redactUrl } from './redact-url';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';
@@ -62,7 +59,6 @@ export {
   assertElectionName,
   assertOptionsObject,
   assertPositiveInteger,
-  describe as describeValue,
 } from './validation';
 export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
 export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';

@@ -1,4 +1,5 @@
-import { ConclaveError, assertOptionsObject, describeValue, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, assertOptionsObject, type ElectionBackend } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 
 /**
  * Where a candidate stands in a migration from backend `from` to backend `to`:

@@ -1,6 +1,5 @@
 import {
   ConclaveError,
-  TickBatcher,
   assertCandidateId,
   assertInstanceId,
   candidateOf,
@@ -21,6 +20,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
+import { TickBatcher } from '@conclave/core/internal';
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {

@@ -1,6 +1,7 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
-import type { MysqlPool, MysqlPoolSource } from './mysql-pool';
+import type { MysqlPoolInput, MysqlPoolSource } from './mysql-pool';
 
 const KIND = 'mysql';
 
@@ -59,7 +60,7 @@ export type MysqlBackendOptions = MysqlBackendCommonOptions &
          * `multipleStatements: true` for one round trip per attempt (conclave only sends its own
          * SQL, with every value rendered as a hex literal).
          */
-        pool: MysqlPool | object | (() => Promise<MysqlPool | object>);
+        pool: MysqlPoolInput | (() => Promise<MysqlPoolInput>);
         uri?: undefined;
       }
     | {
@@ -206,9 +207,9 @@ export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
     uriTable = settings.table;
     source = { kind: 'uri', settings };
   } else if (typeof o.pool === 'function') {
-    source = { kind: 'factory', factory: o.pool as () => Promise<MysqlPool | object> };
+    source = { kind: 'factory', factory: o.pool as () => Promise<MysqlPoolInput> };
   } else if (typeof o.pool === 'object') {
-    source = { kind: 'pool', pool: o.pool as object };
+    source = { kind: 'pool', pool: o.pool as MysqlPoolInput };
   } else {
     throw new ConclaveError('INVALID_OPTIONS', `pool must be a mysql2 pool or a function returning one, got ${describeValue(o.pool)}`, {
       backend: KIND,

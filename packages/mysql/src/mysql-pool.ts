@@ -17,6 +17,18 @@ export interface MysqlPool {
   config?: { connectionConfig?: { multipleStatements?: boolean } };
 }
 
+/**
+ * A pool you pass in: a mysql2 callback pool (`createPool()`), or a `mysql2/promise` pool, whose
+ * `.pool` is the callback pool conclave uses. Typed only by the method conclave looks for (and
+ * checks at run time), so that the pools of every mysql2 3.x release type-check.
+ */
+export type MysqlPoolInput = MysqlPoolLike | { pool: MysqlPoolLike };
+
+/** Anything with mysql2's `getConnection`. */
+export interface MysqlPoolLike {
+  getConnection(...args: any[]): unknown;
+}
+
 /** The part of a mysql2 pooled connection that conclave uses. */
 export interface MysqlPoolConnection {
   query(sql: string, callback: (err: unknown, results: unknown) => void): unknown;
@@ -38,8 +50,8 @@ export interface MysqlDedicatedConnection {
 /** Where the pool comes from; decides who closes it. */
 export type MysqlPoolSource =
   | { kind: 'uri'; settings: MysqlUriSettings }
-  | { kind: 'pool'; pool: object }
-  | { kind: 'factory'; factory: () => Promise<MysqlPool | object> };
+  | { kind: 'pool'; pool: MysqlPoolInput }
+  | { kind: 'factory'; factory: () => Promise<MysqlPoolInput> };
 
 /** Accepts a callback pool, or a mysql2/promise pool whose `.pool` is one. */
 function asCallbackPool(value: unknown): MysqlPool {

@@ -1,4 +1,5 @@
-import { ConclaveError, describeValue } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 
 export const DEFAULT_KEY_PREFIX = 'conclave:';
 

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
-import { ConclaveError, TickBatcher, withTimeout } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { TickBatcher, withTimeout } from '@conclave/core/internal';
 import type { NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
 

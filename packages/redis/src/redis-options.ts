@@ -1,8 +1,23 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
 
 const KIND = 'redis';
+
+/**
+ * The part of an ioredis client that conclave calls: scripts go through `pipeline()`, the
+ * subscriber is a `duplicate()`, and the connection is followed through `status` and its events.
+ * Declared by shape rather than as ioredis' `Redis` class, so that clients of ioredis 5 and 6
+ * (whose `Redis` types differ) are both accepted.
+ */
+export interface RedisClient {
+  readonly status: string;
+  connect(): Promise<unknown>;
+  pipeline(): unknown;
+  duplicate(override?: object): unknown;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+}
 
 /**
  * How to reach Redis. Give exactly one of `client`, `clients`, `url`, `urls`, or only
@@ -17,9 +32,9 @@ const KIND = 'redis';
  */
 export interface RedisBackendOptions {
   /** An ioredis client you own (single master). */
-  client?: Redis;
+  client?: RedisClient;
   /** ioredis clients you own, one per independent master (quorum mode). */
-  clients?: Redis[];
+  clients?: RedisClient[];
   /**
    * `redis://[user:pass@]host:port[/db][?tokenClockFloor=false]` or `rediss://…` (TLS);
    * comma-separated hosts = quorum. Other query parameters are refused (`INVALID_URL`); a
@@ -116,7 +131,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   let urlFloor: boolean | undefined;
   if (o.client !== undefined) {
     assertClient(o.client, 'client');
-    sources = [{ client: o.client, owned: false }];
+    sources = [{ client: asIoredis(o.client), owned: false }];
   } else if (o.clients !== undefined) {
     if (!Array.isArray(o.clients) || o.clients.length === 0) {
       throw new ConclaveError('INVALID_OPTIONS', `clients must be a non-empty array, got ${describeValue(o.clients)}`, {
@@ -127,7 +142,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     if (new Set(o.clients).size !== o.clients.length) {
       throw new ConclaveError('INVALID_OPTIONS', 'clients must be distinct (one per master)', { backend: KIND });
     }
-    sources = o.clients.map((client) => ({ client, owned: false as const }));
+    sources = o.clients.map((client) => ({ client: asIoredis(client), owned: false as const }));
     quorum = true;
   } else if (o.urls !== undefined) {
     if (!Array.isArray(o.urls) || o.urls.length === 0) {
@@ -259,6 +274,11 @@ export function parseRedisUrlSettings(url: unknown): RedisUrlSettings {
     return one;
   });
   return settings;
+}
+
+/** A checked client, seen through the ioredis version this package is built with. */
+function asIoredis(client: RedisClient): Redis {
+  return client as unknown as Redis;
 }
 
 function assertClient(client: unknown, what: string): void {

@@ -5,4 +5,10 @@ export {
   DEFAULT_SESSION_TIMEOUT_MS,
   assertConnectString,
 } from './zookeeper-options';
-export type { ZookeeperBackendOptions, ZookeeperClientOptions, ZookeeperConnectOptions } from './zookeeper-options';
+export type {
+  ZookeeperAcl,
+  ZookeeperBackendOptions,
+  ZookeeperClient,
+  ZookeeperClientOptions,
+  ZookeeperConnectOptions,
+} from './zookeeper-options';

@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import { CreateMode, Exception, type Client, type Stat } from 'node-zookeeper-client';
 import {
   ConclaveError,
-  TickBatcher,
   assertCandidateId,
   assertElectionName,
   assertInstanceId,
@@ -19,6 +18,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
+import { TickBatcher } from '@conclave/core/internal';
 import {
   candidateQueue,
   fenceNames,

@@ -1,7 +1,36 @@
-import { ConclaveError, assertOptionsObject, assertPositiveInteger, describeValue, redactUrl } from '@conclave/core';
-import type { ACL, Client } from 'node-zookeeper-client';
+import { ConclaveError, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { describeValue } from '@conclave/core/internal';
 
 const KIND = 'zookeeper';
+
+/**
+ * The node-zookeeper-client `Client` methods conclave calls on a client you pass in. Declared by
+ * shape, so that this package's types do not need the driver's typings (which it does not ship);
+ * a `Client` from `createClient()` fits, with or without `@types/node-zookeeper-client`.
+ */
+export interface ZookeeperClient {
+  getState(): unknown;
+  getSessionTimeout(): number;
+  on(event: 'state', listener: (...args: any[]) => void): unknown;
+  removeListener(event: 'state', listener: (...args: any[]) => void): unknown;
+  create(path: string, ...args: any[]): void;
+  exists(path: string, ...args: any[]): void;
+  getChildren(path: string, ...args: any[]): void;
+  getData(path: string, ...args: any[]): void;
+  setData(path: string, ...args: any[]): void;
+  remove(path: string, ...args: any[]): void;
+  mkdirp(path: string, ...args: any[]): void;
+  transaction(): unknown;
+}
+
+/**
+ * A node-zookeeper-client `ACL`, made with `new ACL(Permission.ALL, new Id('world', 'anyone'))`.
+ * Only its identity is spelled out: the permission field is `permission` at run time but `perms`
+ * in `@types/node-zookeeper-client`, and an ACL typed either way must fit.
+ */
+export interface ZookeeperAcl {
+  id: { scheme: string; id: string };
+}
 
 /** Settings shared by both ways of building a `ZookeeperBackend`. */
 interface CommonOptions {
@@ -27,9 +56,9 @@ export interface ZookeeperClientOptions extends CommonOptions {
    * If its session expires the backend cannot open a new one: calls reject with
    * `BACKEND_UNAVAILABLE` until you build a new backend on a new client.
    */
-  client: Client;
+  client: ZookeeperClient;
   /** ACL of the nodes the backend creates. Default: world:anyone, all permissions. */
-  acl?: ACL[];
+  acl?: ZookeeperAcl[];
 }
 
 /** Let the backend open (and reopen after a session expiry) its own client. */
@@ -58,7 +87,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
 /** Options after validation, with defaults filled in. */
 export type ResolvedZookeeperOptions =
-  | { mode: 'client'; client: Client; acl: ACL[] | null; root: string; requestTimeoutMs: number }
+  | { mode: 'client'; client: ZookeeperClient; acl: ZookeeperAcl[] | null; root: string; requestTimeoutMs: number }
   | {
       mode: 'connect';
       connect: string;
@@ -83,7 +112,7 @@ export function resolveZookeeperOptions(options: unknown): ResolvedZookeeperOpti
     throw new ConclaveError('INVALID_OPTIONS', 'pass exactly one of `client` or `connect`', { backend: KIND });
   }
   if (hasClient) {
-    const client = o.client as Partial<Client> | null;
+    const client = o.client as Partial<ZookeeperClient> | null;
     if (
       typeof client !== 'object' ||
       client === null ||
@@ -107,7 +136,7 @@ export function resolveZookeeperOptions(options: unknown): ResolvedZookeeperOpti
         backend: KIND,
       });
     }
-    return { mode: 'client', client: client as Client, acl: (o.acl as ACL[] | undefined) ?? null, root, requestTimeoutMs };
+    return { mode: 'client', client: client as ZookeeperClient, acl: (o.acl as ZookeeperAcl[] | undefined) ?? null, root, requestTimeoutMs };
   }
   if (o.acl !== undefined) {
     throw new ConclaveError('INVALID_OPTIONS', 'acl applies to a client you pass in; with `connect`, use `auth`', {

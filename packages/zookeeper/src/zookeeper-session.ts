@@ -47,7 +47,7 @@ export class ZookeeperSession {
 
   /** ACL for the nodes the backend creates. */
   acl(): ACL[] {
-    if (this.options.mode === 'client' && this.options.acl) return this.options.acl;
+    if (this.options.mode === 'client' && this.options.acl) return this.options.acl as ACL[];
     if (this.options.mode === 'connect' && this.options.auth) {
       // CREATOR_ALL_ACL: all permissions for whoever authenticated as the creator did.
       return [new ACL(Permission.ALL, new Id('auth', ''))];
@@ -157,7 +157,7 @@ export class ZookeeperSession {
 
   private open(): Client {
     if (this.options.mode === 'client') {
-      const client = this.options.client;
+      const client = this.options.client as Client; // checked by shape in resolveZookeeperOptions
       client.on('state', this.stateListener);
       if (client.getState() !== State.SYNC_CONNECTED) this.watchHandshake(client);
       return client;

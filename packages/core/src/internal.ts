@@ -1,0 +1,8 @@
+/**
+ * `@conclave/core/internal`: helpers shared by the conclave backends, the CLI and the test
+ * harness. Not part of the public API: they may change in any release, without a major version.
+ */
+export { TickBatcher } from './tick-batcher';
+export { withTimeout } from './timing';
+export { GridTimers, gridTimers } from './grid-timers';
+export { describe as describeValue } from './validation';
