@@ -1,0 +1,40 @@
+/**
+ * `npm run bench:report [-- RESULTS.json] [--no-readme]`
+ *
+ * Regenerates, from a results JSON alone (default bench/results/latest.json), the markdown next
+ * to it (`<base>.md`), its chart (`<base>.svg`), and the block between the `bench:table` markers
+ * in bench/README.md, so that no figure is ever copied by hand. Runs nothing else.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { replaceBetweenMarkers } from './markers';
+import { writeReport } from './report-files';
+import { readmeBlock } from './results-markdown';
+import type { ResultsFile } from './results-types';
+
+const BENCH_DIR = join(__dirname, '..');
+const README = join(BENCH_DIR, 'README.md');
+
+function main(argv: string[]): void {
+  const files = argv.filter((a) => !a.startsWith('--'));
+  const unknown = argv.filter((a) => a.startsWith('--') && a !== '--no-readme');
+  if (unknown.length || files.length > 1) {
+    console.error('usage: npm run bench:report [-- RESULTS.json] [--no-readme]');
+    process.exit(2);
+  }
+  const jsonPath = resolve(files[0] ?? join(BENCH_DIR, 'results', 'latest.json'));
+  if (!jsonPath.endsWith('.json')) throw new Error(`${jsonPath}: a results .json file is expected`);
+  const results = JSON.parse(readFileSync(jsonPath, 'utf8')) as ResultsFile;
+  const dir = dirname(jsonPath);
+  const base = basename(jsonPath, '.json');
+  const written = writeReport(results, dir, base);
+  if (!argv.includes('--no-readme')) {
+    const link = (p: string) => relative(dirname(README), p).split(sep).join('/');
+    const block = readmeBlock(results, link(join(dir, `${base}.md`)), link(join(dir, `${base}.svg`)));
+    writeFileSync(README, replaceBetweenMarkers(readFileSync(README, 'utf8'), 'bench:table', block));
+    written.push(README);
+  }
+  console.log(`written: ${written.map((p) => relative(process.cwd(), p)).join(', ')}`);
+}
+
+main(process.argv.slice(2));
