@@ -84,6 +84,9 @@ function panel(p: Panel, results: readonly BackendResult[], top: number): { svg:
   return { svg: out, height: y1 - top + 26 };
 }
 
+/** Whether the file has any sample the chart shows (a run of `--only steady`, say, has none). */
+export const hasDistributions = (f: ResultsFile): boolean => f.results.some((r) => PANELS.some((p) => (p.samples(r)?.length ?? 0) > 0));
+
 export function distributionsSvg(f: ResultsFile): string {
   const head = [
     text(LABEL_X, 22, 'conclave bench: hand-over and take-over per system (log scale)', 'class="h1"'),

@@ -30,7 +30,8 @@ function main(argv: string[]): void {
   const written = writeReport(results, dir, base);
   if (!argv.includes('--no-readme')) {
     const link = (p: string) => relative(dirname(README), p).split(sep).join('/');
-    const block = readmeBlock(results, link(join(dir, `${base}.md`)), link(join(dir, `${base}.svg`)));
+    const chart = written.find((p) => p.endsWith('.svg'));
+    const block = readmeBlock(results, link(join(dir, `${base}.md`)), chart && link(chart));
     writeFileSync(README, replaceBetweenMarkers(readFileSync(README, 'utf8'), 'bench:table', block));
     written.push(README);
   }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { distributionsSvg, escapeXml } from '../../bench/src/chart-svg';
+import { distributionsSvg, escapeXml, hasDistributions } from '../../bench/src/chart-svg';
 import { formatMs, logAxis } from '../../bench/src/chart-axis';
 import { replaceBetweenMarkers } from '../../bench/src/markers';
 import { peerTable } from '../../bench/src/peer-table';
@@ -54,6 +54,17 @@ describe('bench report', () => {
     expect(svg.match(/<circle /g)).toHaveLength(4 * (5 + 3 + 3));
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(escapeXml(`<a href='x'>&</a>`)).toBe('&lt;a href=&apos;x&apos;&gt;&amp;&lt;/a&gt;');
+  });
+
+  it('leaves the chart out of a run without hand-over or take-over samples', () => {
+    const f = fixture();
+    expect(hasDistributions(f)).toBe(true);
+    for (const r of f.results) {
+      delete r.graceful;
+      delete r.crash;
+    }
+    expect(hasDistributions(f)).toBe(false);
+    expect(resultsMarkdown(f)).not.toContain('![');
   });
 
   it('spans whole decades on the log axis with 1-2-5 ticks', () => {
