@@ -22,7 +22,8 @@ function main(argv: string[]): void {
     console.error('usage: npm run bench:report [-- RESULTS.json] [--no-readme]');
     process.exit(2);
   }
-  const jsonPath = resolve(files[0] ?? join(BENCH_DIR, 'results', 'latest.json'));
+  // npm runs scripts from the package root; a relative path was typed where npm was started.
+  const jsonPath = files[0] ? resolve(process.env.INIT_CWD ?? process.cwd(), files[0]) : join(BENCH_DIR, 'results', 'latest.json');
   if (!jsonPath.endsWith('.json')) throw new Error(`${jsonPath}: a results .json file is expected`);
   const results = JSON.parse(readFileSync(jsonPath, 'utf8')) as ResultsFile;
   const dir = dirname(jsonPath);
