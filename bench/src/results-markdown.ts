@@ -70,7 +70,8 @@ export function resultsMarkdown(f: ResultsFile, chart?: string): string {
     md.push(table(rows(r, f.leaseMs), isPeer(r.kind) ? r.kind : 'conclave'), '');
   }
   const conclave = f.results.filter((r) => !isPeer(r.kind));
-  if (conclave.length) md.push('## side by side', '', sideBySide(conclave, f.leaseMs), '');
+  // With the peers measured in this run, figures from another day would only confuse.
+  if (conclave.length) md.push('## side by side', '', sideBySide(conclave, f.leaseMs, peersOf(f).length === 0), '');
   if (peersOf(f).length) {
     md.push('## side by side with the peers (same run)', '', PEER_TABLE_LEAD, '', peerTable(f.results, isPeer), '');
     if (f.skipped?.length) md.push(...f.skipped.map((x) => `- skipped ${x}`), '');

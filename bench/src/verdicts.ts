@@ -157,16 +157,22 @@ const REFERENCE: Record<string, string> = {
   'silent partition': "plain MySQL row, redlock, etcd3: ~1 400 stale units each (never noticed); ZK recipe: stepped down in time",
 };
 
-export function sideBySide(results: BackendResult[], leaseMs: number): string {
+/**
+ * conclave's backends in columns, one row per scenario. `withReference`: a last column of peer
+ * figures measured on another day, for runs that did not measure the peers themselves.
+ */
+export function sideBySide(results: BackendResult[], leaseMs: number, withReference = true): string {
   const all = results.map((r) => ({ kind: r.kind, rows: rows(r, leaseMs) }));
   const names = [...new Set(all.flatMap((a) => a.rows.map((r) => r.scenario.replace(/ \(SCALED.*$/, ''))))];
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   const short = (r: Row | undefined) => (r ? `${r.verdict === 'met' ? '✔' : r.verdict === 'MISSED' ? '✘' : '·'} ${esc(r.result)}` : '—');
+  const cells = (n: string) => all.map((a) => short(a.rows.find((r) => r.scenario.replace(/ \(SCALED.*$/, '') === n)));
+  if (!withReference) {
+    return [`| scenario | ${all.map((a) => a.kind).join(' | ')} |`, `|---|${all.map(() => '---|').join('')}`, ...names.map((n) => `| ${n} | ${cells(n).join(' | ')} |`)].join('\n');
+  }
   return [
     `| scenario | ${all.map((a) => a.kind).join(' | ')} | reference (bench/README.md, 2026-11-21) |`,
     `|---|${all.map(() => '---|').join('')}---|`,
-    ...names.map(
-      (n) => `| ${n} | ${all.map((a) => short(a.rows.find((r) => r.scenario.replace(/ \(SCALED.*$/, '') === n))).join(' | ')} | ${REFERENCE[n] ?? ''} |`,
-    ),
+    ...names.map((n) => `| ${n} | ${cells(n).join(' | ')} | ${REFERENCE[n] ?? ''} |`),
   ].join('\n');
 }

@@ -44,6 +44,9 @@ describe('bench report', () => {
     expect(md).toContain('- skipped etcd3: no etcd binary');
     expect(md).toContain('steady: a \\| pipe in an error');
     expect(md).toContain('![hand-over and take-over per system](latest.svg)');
+    // The peers ran in this run: no column of figures from another day.
+    expect(md).toContain('| scenario | redis | zookeeper |\n');
+    expect(md).not.toContain('reference (');
   });
 
   it('escapes text in the SVG and draws values ≤ 0 in a gutter left of the log axis', () => {
