@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--peers[=a,b]] [--rounds N] [--only a,b]`
+ * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--peers[=a,b]] [--rounds N] [--only a,b] [--note TEXT]`
  *
  * Runs the scenarios described in bench/README.md against real
  * servers on loopback with real candidate processes, prints one table per backend and a
- * side-by-side table, and writes bench/results/latest.{md,json}. See bench/README.md.
+ * side-by-side table, and writes bench/results/latest.json, then latest.md and latest.svg from
+ * it (`npm run bench:report` makes those two again from the JSON). See bench/README.md.
  */
 import { cpus, loadavg, totalmem, type as osType, release as osRelease } from 'node:os';
 import { execFileSync } from 'node:child_process';
