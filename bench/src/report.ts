@@ -3,7 +3,8 @@
  *
  * Regenerates, from a results JSON alone (default bench/results/latest.json), the markdown next
  * to it (`<base>.md`), its chart (`<base>.svg`), and the block between the `bench:table` markers
- * in bench/README.md, so that no figure is ever copied by hand. Runs nothing else.
+ * in bench/README.md and, where it has them, the root README, so that no figure is ever copied
+ * by hand. Runs nothing else.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
@@ -14,6 +15,8 @@ import type { ResultsFile } from './results-types';
 
 const BENCH_DIR = join(__dirname, '..');
 const README = join(BENCH_DIR, 'README.md');
+const READMES = [README, join(BENCH_DIR, '..', 'README.md')];
+const MARKER = '<!-- bench:table:start -->';
 
 function main(argv: string[]): void {
   const files = argv.filter((a) => !a.startsWith('--'));
@@ -30,11 +33,16 @@ function main(argv: string[]): void {
   const base = basename(jsonPath, '.json');
   const written = writeReport(results, dir, base);
   if (!argv.includes('--no-readme')) {
-    const link = (p: string) => relative(dirname(README), p).split(sep).join('/');
     const chart = written.find((p) => p.endsWith('.svg'));
-    const block = readmeBlock(results, link(join(dir, `${base}.md`)), chart && link(chart));
-    writeFileSync(README, replaceBetweenMarkers(readFileSync(README, 'utf8'), 'bench:table', block));
-    written.push(README);
+    for (const readme of READMES) {
+      const doc = readFileSync(readme, 'utf8');
+      // The root README's block is optional; the bench's own must be there.
+      if (readme !== README && !doc.includes(MARKER)) continue;
+      const link = (p: string) => relative(dirname(readme), p).split(sep).join('/');
+      const block = readmeBlock(results, link(join(dir, `${base}.md`)), chart && link(chart));
+      writeFileSync(readme, replaceBetweenMarkers(doc, 'bench:table', block));
+      written.push(readme);
+    }
   }
   console.log(`written: ${written.map((p) => relative(process.cwd(), p)).join(', ')}`);
 }
