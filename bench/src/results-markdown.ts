@@ -20,6 +20,16 @@ export function commandOf(f: ResultsFile, keepNote = true): string {
   return benchCommand(argv);
 }
 
+/** Inline code that holds any text: a fence longer than any run of backticks inside it. */
+function code(s: string): string {
+  const longest = Math.max(0, ...(s.match(/`+/g) ?? []).map((x) => x.length));
+  const fence = '`'.repeat(longest + 1);
+  return longest ? `${fence} ${s} ${fence}` : `${fence}${s}${fence}`;
+}
+
+/** Free text (a note, an error) kept on its list item's line. */
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
 /** One line per fact of the run: when, how, on what. */
 export function runFacts(f: ResultsFile): string[] {
   const m = f.machine;
@@ -28,9 +38,9 @@ export function runFacts(f: ResultsFile): string[] {
   const load = `load average ${m.loadavgAtStart.join(' ')} at start${m.loadavgAtEnd ? `, ${m.loadavgAtEnd.join(' ')} at end` : ''} (shared machine)`;
   return [
     `- date: ${f.date}`,
-    `- command: \`${commandOf(f)}\` (${f.quick ? `QUICK mode: fewer rounds, shorter windows, many-elections scaled down to ${p.manyElections} elections` : 'full run'})`,
+    `- command: ${code(oneLine(commandOf(f)))} (${f.quick ? `QUICK mode: fewer rounds, shorter windows, many-elections scaled down to ${p.manyElections} elections` : 'full run'})`,
     ...(f.commit ? [`- commit: ${f.commit}`] : []),
-    ...(f.note ? [`- note: ${f.note}`] : []),
+    ...(f.note ? [`- note: ${oneLine(f.note)}`] : []),
     `- wall time: ${(f.wallMs / 1000).toFixed(1)} s`,
     `- machine: nproc ${m.nproc}, ${m.cpuModel}, ${m.memGiB ?? '?'} GiB, node ${m.node}, ${m.os}; ${load}`,
     ...(versions.length ? [`- servers: ${versions.join(', ')}`] : []),
@@ -74,7 +84,7 @@ export function resultsMarkdown(f: ResultsFile, chart?: string): string {
   if (conclave.length) md.push('## side by side', '', sideBySide(conclave, f.leaseMs, peersOf(f).length === 0), '');
   if (peersOf(f).length) {
     md.push('## side by side with the peers (same run)', '', PEER_TABLE_LEAD, '', peerTable(f.results, isPeer), '');
-    if (f.skipped?.length) md.push(...f.skipped.map((x) => `- skipped ${x}`), '');
+    if (f.skipped?.length) md.push(...f.skipped.map((x) => `- skipped ${oneLine(x)}`), '');
   }
   if (chart) md.push('## distributions', '', `![hand-over and take-over per system](${chart})`, '');
   return md.join('\n');

@@ -49,6 +49,15 @@ describe('bench report', () => {
     expect(md).not.toContain('reference (');
   });
 
+  it('keeps a note and a command with backticks or line breaks on their lines', () => {
+    const f = fixture();
+    f.note = 'two\nlines';
+    f.argv = ['--note', 'a `tick`'];
+    const md = resultsMarkdown(f);
+    expect(md).toContain('- note: two lines\n');
+    expect(md).toContain("- command: `` npm run bench -- --note 'a `tick`' `` (");
+  });
+
   it('escapes text in the SVG and draws values ≤ 0 in a gutter left of the log axis', () => {
     const svg = distributionsSvg(fixture());
     expect(svg).toContain('fixture &lt;not measured&gt; &amp; &quot;made up&quot;');
