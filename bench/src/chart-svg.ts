@@ -92,7 +92,7 @@ export function distributionsSvg(f: ResultsFile): string {
     text(LABEL_X, 22, 'conclave bench: hand-over and take-over per system (log scale)', 'class="h1"'),
     text(LABEL_X, 40, `${f.date} · ${commandOf(f, false)}${f.quick ? ' (quick)' : ''} · ${f.machine.nproc} × ${f.machine.cpuModel}, node ${f.machine.node}`, 'class="muted"'),
     ...(f.note ? [text(LABEL_X, 56, `note: ${f.note.length > 150 ? `${f.note.slice(0, 149)}…` : f.note}`, 'class="muted"')] : []),
-    text(LABEL_X, f.note ? 74 : 58, 'dots: rounds · box: p25–p75 · bar: p50 · ▼: p99 (nearest rank) · line: min–max · blue: conclave, orange: peers', 'class="muted"'),
+    text(LABEL_X, f.note ? 74 : 58, `dots: rounds · box: p25–p75 · bar: p50 · ▼: p99 (nearest rank) · line: min–max · blue: conclave${f.results.some((r) => isPeer(r.kind)) ? ', orange: peers' : ''}`, 'class="muted"'),
   ];
   const body: string[] = [];
   let top = f.note ? 84 : 68;
