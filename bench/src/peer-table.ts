@@ -3,7 +3,7 @@
  * headline figure per scenario and system, each with its ratio to the best peer on that row.
  * Only figures of one run are compared (a shared machine's load moves them all together).
  */
-import type { BackendResult } from './run-bench';
+import type { BackendResult } from './results-types';
 import type { SystemKind } from './servers';
 import { round } from './util';
 

@@ -47,6 +47,8 @@ export interface BenchTarget {
   url(port?: number): string;
   /** Reads the counters. */
   counters(): Promise<ServerCounters>;
+  /** The server's name and version as it reports them, for the results. */
+  version(): Promise<string>;
   /** What the counters are, for the output. */
   counterName: string;
   /** Where the server came from (private/shared), for the output. */
@@ -128,6 +130,9 @@ async function startRedis(): Promise<ServerTarget> {
       // Every probe is one network read (its own INFO); the caller subtracts per probe.
       return { ops, reads };
     },
+    async version() {
+      return `redis ${/^redis_version:(\S+)/m.exec(await redisInfo(port))?.[1] ?? 'unknown'}`;
+    },
     async close() {
       remove();
       await server.kill();
@@ -165,6 +170,10 @@ async function startMysql(): Promise<ServerTarget> {
       const value = Number((rows as Array<{ Value: string }>)[0]?.Value ?? NaN);
       return { ops: value, reads: null };
     },
+    async version() {
+      const [rows] = await probe!.query('SELECT VERSION() AS v');
+      return `mysql ${(rows as Array<{ v: string }>)[0]?.v ?? 'unknown'}`;
+    },
     async close() {
       removeProbe();
       await probe?.end().catch(() => undefined);
@@ -192,6 +201,13 @@ async function startZookeeper(leaseMs: number): Promise<ServerTarget> {
       const mntr = await fourLetterWord(port, 'mntr', 5000);
       const ops = Number(/zk_packets_received\s+(\d+)/.exec(mntr)?.[1] ?? NaN);
       return { ops, reads: null };
+    },
+    async version() {
+      // `srvr` starts with "Zookeeper version: 3.x.y-…, built on …".
+      const srvr = await fourLetterWord(port, 'srvr', 5000);
+      // Some distribution builds leave an unexpanded `-${mvngit.commit.id}` after the number.
+      const v = /version:\s*([^,\s]+)/i.exec(srvr)?.[1]?.replace(/-\$\{[^}]*\}$/, '');
+      return `zookeeper ${v ?? 'unknown'}`;
     },
     async close() {
       remove();

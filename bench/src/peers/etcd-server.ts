@@ -16,6 +16,8 @@ export interface EtcdServer {
   port: number;
   /** Sum of etcd's grpc_server_msg_received_total (messages received, stream messages included), from /metrics. */
   receivedMessages(): Promise<number>;
+  /** The server's version, from /version. */
+  version(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -31,7 +33,7 @@ function get(port: number, path: string): Promise<string> {
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve(body));
     });
-    req.on('timeout', () => req.destroy(new Error('etcd /metrics timed out')));
+    req.on('timeout', () => req.destroy(new Error(`etcd ${path} timed out`)));
     req.on('error', reject);
     req.end();
   });
@@ -88,6 +90,9 @@ export async function startEtcd(): Promise<EtcdServer> {
       let n = 0;
       for (const m of text.matchAll(/^grpc_server_msg_received_total\{[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm)) n += Number(m[1]);
       return n;
+    },
+    async version() {
+      return `etcd ${(JSON.parse(await get(port, '/version')) as { etcdserver?: string }).etcdserver ?? 'unknown'}`;
     },
     async close() {
       remove();

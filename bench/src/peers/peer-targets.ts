@@ -5,16 +5,9 @@
 import { startServer, type BenchTarget } from '../servers';
 import { PeerProcess, type PeerScript } from './peer-process';
 import { etcdAvailable, ETCD_BINARY, startEtcd } from './etcd-server';
+import type { PeerKind } from './peer-kinds';
 
-export type PeerKind = 'mysql-row' | 'zk-recipe' | 'redlock' | 'etcd3';
-export const PEER_KINDS: readonly PeerKind[] = ['mysql-row', 'zk-recipe', 'redlock', 'etcd3'];
-
-export const PEER_TITLES: Record<PeerKind, string> = {
-  'mysql-row': 'MySQL lease row polled every 1 s (blog pattern, mysql2)',
-  'zk-recipe': "ZooKeeper's leader-election recipe (node-zookeeper-client)",
-  redlock: '@sesamecare-oss/redlock using() with automatic extension',
-  etcd3: "etcd3's Election",
-};
+export { PEER_KINDS, PEER_TITLES, type PeerKind } from './peer-kinds';
 
 const SCRIPT: Record<PeerKind, PeerScript> = {
   'mysql-row': 'mysql-row',
@@ -40,6 +33,7 @@ export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<
       counterName: 'gRPC messages received (etcd /metrics grpc_server_msg_received_total)',
       description: `private etcd (${ETCD_BINARY}) on 127.0.0.1:${etcd.port}`,
       counters: async () => ({ ops: await etcd.receivedMessages(), reads: null }),
+      version: () => etcd.version(),
       close: () => etcd.close(),
       startCandidate,
       leaseMarginMs: 0,
