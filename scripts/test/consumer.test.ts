@@ -57,7 +57,7 @@ describe('a consumer of the packed packages', () => {
     const output = run(process.execPath, [join(dir, 'dist', 'consumer.js')], dir, 60_000);
     const result = JSON.parse(output.trim().split('\n').pop()!) as { tokens: number[]; metrics: string[] };
     expect(result.tokens.every((t) => Number.isSafeInteger(t) && t > 0)).toBe(true);
-    expect(result.metrics).toEqual(expect.arrayContaining(['conclave.transitions', 'conclave.backend.duration']));
+    expect(result.metrics).toEqual(expect.arrayContaining(['conclave.transitions', 'conclave.backend.call.duration']));
 
     // The command, from the installed package's bin.
     const version = run(process.execPath, [join(dir, 'node_modules', '@conclave', 'cli', 'dist', 'main.js'), '--version'], dir);
