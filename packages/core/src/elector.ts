@@ -619,7 +619,7 @@ export class Elector {
     this.deadlineTimer = null;
     this.publish({ role: next, leaderId, token: null, reason });
     // A renewal that could not be confirmed in time: the backend is out of reach for our purpose.
-    if (reason === 'lease-expired') this.backendStates.gaveUp();
+    if (reason === 'lease-expired' && !isClosed(this.lastFailure)) this.backendStates.gaveUp();
     const log = reason === 'lease-expired' ? this.log.warn : this.log.info;
     log.call(this.log, { ...this.context(), token: term.token, reason }, 'leadership revoked');
     term.controller.abort(new ConclaveError('LEASE_LOST', `leadership ended: ${reason}`, { election: this.election }));
@@ -743,7 +743,14 @@ export class Elector {
   private onFailure(what: string, err: unknown): void {
     this.failures++;
     this.lastFailure = err;
-    this.backendStates.failed(performance.now() - this.lastContactAt, this.options.leaseMs);
+    // The backend state follows whether the backend answers: a refusal (MIGRATION_CONFLICT, say)
+    // is an answer, and a backend closed by its owner is no outage.
+    const code = err instanceof ConclaveError ? err.code : null;
+    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR') {
+      this.backendStates.failed(performance.now() - this.lastContactAt, this.options.leaseMs);
+    } else if (!isClosed(err)) {
+      this.backendStates.answered();
+    }
     const context = { ...this.context(), failures: this.failures, err };
     if (err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT') {
       // A deployment mistake, not an outage: say it every time, loudly.
@@ -821,4 +828,9 @@ export class Elector {
   private context(): { election: string; candidate: string; backend: string } {
     return { election: this.election, candidate: this.candidateId, backend: this.backend.kind };
   }
+}
+
+/** A backend closed by its owner: calls fail, but nothing is out of reach. */
+function isClosed(err: unknown): boolean {
+  return err instanceof ConclaveError && err.code === 'CLOSED';
 }

@@ -104,3 +104,26 @@ describe('default warning when no logger is given', () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe('no warning for what is not an outage', () => {
+  test('a backend its owner closed under a leader, and refusals that are answers (MIGRATION_CONFLICT), write nothing', async () => {
+    const closing = new MemoryBackend();
+    const leader = elector(closing, {}, 'closed-under-leader');
+    await leader.start();
+    await waitFor(() => leader.isLeader(), 'the leader');
+    await closing.close();
+    await waitFor(() => !leader.isLeader(), 'the lease to run out');
+    await delay(400); // two leases of failed renewals and campaigns
+
+    class ConflictBackend extends MemoryBackend {
+      override async campaign(): ReturnType<MemoryBackend['campaign']> {
+        throw new ConclaveError('MIGRATION_CONFLICT', 'an old node leads', { backend: 'memory' });
+      }
+    }
+    const refused = elector(new ConflictBackend(), {}, 'refused-by-conflict');
+    await refused.start();
+    await delay(600); // three leases of refusals
+    expect(refused.backendState).not.toBe('lost');
+    expect(lines).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { CreateMode, Exception, type Client, type Stat } from 'node-zookeeper-client';
+import { CreateMode, Event, Exception, type Client, type Stat } from 'node-zookeeper-client';
 import {
   ConclaveError,
   assertCandidateId,
@@ -83,7 +83,7 @@ interface Candidacy {
    */
   ownWatched: boolean;
   /** One function per candidacy, so the client keeps one watch per path, not one per call. */
-  watcher: (event?: { getPath?: () => string }) => void;
+  watcher: (event?: { getPath?: () => string; getType?: () => number }) => void;
 }
 
 interface RenewItem {
@@ -809,8 +809,15 @@ export class ZookeeperBackend implements ElectionBackend {
         value: undefined,
         ownWatched: false,
         watcher: (event) => {
+          const path = event?.getPath?.();
           // The own-node watch fired (deleted or changed): no longer proof that the node is there.
-          if (candidacy.node && event?.getPath?.() === candidacy.node.path) candidacy.ownWatched = false;
+          if (candidacy.node && path === candidacy.node.path) candidacy.ownWatched = false;
+          else if (path !== undefined && event?.getType?.() === Event.NODE_DATA_CHANGED) {
+            // The predecessor wrote its data (it became leader): nothing for us to do but watch
+            // it again, so that only its end wakes us.
+            this.rewatch(k, path, candidacy);
+            return;
+          }
           this.notify(k);
         },
       };
@@ -818,6 +825,22 @@ export class ZookeeperBackend implements ElectionBackend {
       this.candidacies.set(k, c);
     }
     return c;
+  }
+
+  /** Arms the candidacy's watch on `path` again; wakes the candidate if it is gone or cannot tell. */
+  private rewatch(k: string, path: string, c: Candidacy): void {
+    let handle: SessionHandle;
+    try {
+      handle = this.session.current();
+    } catch {
+      return; // closed
+    }
+    this.exists(handle, path, performance.now() + this.requestTimeoutMs, c.watcher).then(
+      (stat) => {
+        if (stat === null) this.notify(k);
+      },
+      () => this.notify(k),
+    );
   }
 
   /** Our node is gone (or was never ours): the next create uses a fresh guid. */
