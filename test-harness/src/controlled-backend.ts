@@ -24,9 +24,9 @@ export interface ControlledCall {
 export type CallFilter = readonly BackendMethod[] | ((call: ControlledCall) => boolean);
 
 // The calls that go to the server and answer later: every SPI method but the synchronous
-// watch/isWatching/watchLeader and close (which a test never controls).
+// watch/isWatching/watchLeader/staleLeaderMs and close (which a test never controls).
 const ASYNC_METHODS: ReadonlySet<BackendMethod> = new Set(
-  BACKEND_METHODS.filter((m) => m !== 'watch' && m !== 'isWatching' && m !== 'watchLeader' && m !== 'close'),
+  BACKEND_METHODS.filter((m) => m !== 'watch' && m !== 'isWatching' && m !== 'watchLeader' && m !== 'staleLeaderMs' && m !== 'close'),
 );
 
 const matches = (filter: CallFilter | undefined, call: ControlledCall) =>

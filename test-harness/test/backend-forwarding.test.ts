@@ -41,6 +41,7 @@ function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: 
         return () => undefined;
       }
       if (method === 'isWatching') return true;
+      if (method === 'staleLeaderMs') return 4242;
       return Promise.resolve({ answerOf: method });
     };
   }
@@ -59,6 +60,7 @@ const ARGS: Record<BackendMethod, unknown[]> = {
   watch: ['e1', 'c1'],
   isWatching: ['e1', 'c1'],
   watchLeader: ['e1'],
+  staleLeaderMs: [],
   close: [],
 };
 
@@ -99,6 +101,8 @@ describe.each(WRAPPERS)('$name forwards the whole backend SPI', (wrapper) => {
       expect(hintsSeen).toEqual(['hint']);
     } else if (method === 'isWatching') {
       expect(answer).toBe(true);
+    } else if (method === 'staleLeaderMs') {
+      expect(answer).toBe(4242);
     } else if (method !== 'close') {
       // close() may close more than the inner backend (MigratingBackend closes both sides).
       expect(answer).toEqual({ answerOf: method });

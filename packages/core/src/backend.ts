@@ -140,6 +140,14 @@ export interface ElectionBackend {
   watchLeader?: ((election: string, onChange: () => void) => () => void) | undefined;
 
   /**
+   * How long, ms, `getLeader` may go on naming a leader whose process has died, when that can be
+   * longer than the lease it held: ZooKeeper shows a node until its session expires. Absent: no
+   * longer than that lease. `@conclave/migrate` uses it to tell a dead candidate, still shown,
+   * from one that is alive and leads. Synchronous and I/O-free.
+   */
+  staleLeaderMs?: (() => number) | undefined;
+
+  /**
    * Closes what the backend opened itself (pools, clients, sessions created from a URL/settings).
    * A client the user passed in is never closed. Idempotent. Outstanding leases are not released
    * here: the Elector releases its own on `stop()`.

@@ -17,6 +17,7 @@ export const BACKEND_METHODS = [
   'watch',
   'isWatching',
   'watchLeader',
+  'staleLeaderMs',
   'close',
 ] as const;
 
@@ -29,6 +30,7 @@ export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = [
   'watch',
   'isWatching',
   'watchLeader',
+  'staleLeaderMs',
 ];
 
 type MethodKeys = {
@@ -105,6 +107,7 @@ export class ForwardingBackend implements ElectionBackend {
   declare readonly watch: ElectionBackend['watch'];
   declare readonly isWatching: ElectionBackend['isWatching'];
   declare readonly watchLeader: ElectionBackend['watchLeader'];
+  declare readonly staleLeaderMs: ElectionBackend['staleLeaderMs'];
   declare readonly close: ElectionBackend['close'];
 
   constructor(readonly inner: ElectionBackend) {

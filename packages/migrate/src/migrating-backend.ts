@@ -335,11 +335,12 @@ export class MigratingBackend implements ElectionBackend {
   //
   // Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate keeps that
   // mix from making two leaders where it can (OldLeaderWatch): it starts no term on `to` while
-  // `from` shows a leader, and once the same `from` term has lasted a lease (an old node, not a
-  // dual one passing through) it refuses to lead at all (MIGRATION_CONFLICT, which the Elector
-  // logs as an error and reports in health()) until `from` shows no leader or another term. A
-  // to-only leader keeps looking at `from` while it renews, and gives `to` back on a conflict:
-  // an old node started beside it leads at once, and overlaps it until then.
+  // `from` shows a leader, and once the same `from` term has lasted longer than a dead candidate
+  // can be shown (an old node, not a dual one passing through nor a dead one) it refuses to lead
+  // at all (MIGRATION_CONFLICT, which the Elector logs as an error and reports in health()) until
+  // `from` shows no leader or another term. A to-only leader keeps looking at `from` while it
+  // renews, and gives `to` back once the same `from` term has lasted a lease: an old node started
+  // beside it leads at once, and overlaps it until then.
 
   private async campaignToOnly(request: CampaignRequest): Promise<CampaignResult> {
     const { election, candidateId, leaseMs } = request;
@@ -367,7 +368,8 @@ export class MigratingBackend implements ElectionBackend {
   private async renewToOnly(request: RenewRequest): Promise<RenewResult> {
     const { election, candidateId, token } = request;
     validate(election, candidateId);
-    if (this.oldLeaders.conflict(election)) {
+    // An old node may lead beside this term: give `to` back (the conflict is reported once sure).
+    if (this.oldLeaders.suspected(election)) {
       await settle(this.to.release({ election, candidateId, token }));
       return { held: false, leaderId: null };
     }
@@ -451,6 +453,13 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   /** An observer follows the side `getLeader` reads: `from` until `to-only`. */
+  /** The longer of the sides' (in `dual`, `getLeader` reads both). */
+  get staleLeaderMs(): ElectionBackend['staleLeaderMs'] {
+    const sides = (this.phase === 'dual' ? [this.from, this.to] : [this.single()]).filter((b) => b.staleLeaderMs);
+    if (sides.length === 0) return undefined;
+    return () => Math.max(...sides.map((b) => b.staleLeaderMs!()));
+  }
+
   get watchLeader(): ElectionBackend['watchLeader'] {
     const side = this.single();
     if (!side.watchLeader || (side.capabilities.leaderPush ?? 'none') === 'none') return undefined;

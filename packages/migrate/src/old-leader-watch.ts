@@ -12,7 +12,11 @@ import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/co
  *
  * - `from` showing a leader while `to` is free means an old node, or a dual one passing through
  *   `from`'s head: a `to-only` candidate does not start a term beside it (it waits).
- * - the same `from` term seen for a whole lease means an old node: a conflict, reported.
+ * - the same `from` term seen for a whole lease is suspect: an old node, or a dead candidate
+ *   still shown (a ZooKeeper node outlives its process until its session expires). A `to-only`
+ *   leader gives `to` back then, since an old node may be leading beside it.
+ * - the same `from` term seen for longer than a dead candidate can be shown (`staleLeaderMs`,
+ *   plus half a lease) is an old node: a conflict, reported.
  * - unless its holder has been seen leading `to` (a follower's campaign on `to` names `to`'s
  *   leader): an old node never holds `to`, so that `from` term is a dual one. It neither blocks
  *   a new term on `to` (whoever takes `to` ends the dual term: a dual leader needs both) nor
@@ -32,6 +36,8 @@ export class OldLeaderWatch {
   private readonly looks = new Map<string, { at: number; known: boolean }>();
   /** Looks under way, by election. */
   private readonly pending = new Map<string, Promise<void>>();
+  /** Elections whose `from` term has lasted a lease (see the class comment). */
+  private readonly suspects = new Set<string>();
   /** Elections with a conflict (the message). */
   private readonly conflicts = new Map<string, string>();
 
@@ -40,9 +46,14 @@ export class OldLeaderWatch {
     private readonly toKind: string,
   ) {}
 
-  /** The conflict found on `election`, if any: an old node has led on `from` for a lease. */
+  /** The conflict found on `election`, if any: an old node leads on `from`. */
   conflict(election: string): string | undefined {
     return this.conflicts.get(election);
+  }
+
+  /** Whether the same non-dual `from` term has lasted a lease: an old node may lead there. */
+  suspected(election: string): boolean {
+    return this.suspects.has(election);
   }
 
   /**
@@ -58,6 +69,7 @@ export class OldLeaderWatch {
     const seen = this.sightings.get(election);
     if (seen?.candidateId === leader) {
       seen.dual = true;
+      this.suspects.delete(election);
       this.conflicts.delete(election);
     }
   }
@@ -92,6 +104,7 @@ export class OldLeaderWatch {
     this.toLeaders.clear();
     this.looks.clear();
     this.pending.clear();
+    this.suspects.clear();
     this.conflicts.clear();
   }
 
@@ -116,13 +129,17 @@ export class OldLeaderWatch {
   private record(election: string, leader: LeaderInfo | null, leaseMs: number): void {
     const at = performance.now();
     const seen = this.sightings.get(election);
-    if (!leader) {
-      this.sightings.delete(election);
+    if (!leader || !seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
+      if (leader) this.sightings.set(election, { ...leader, since: at, dual: this.ledTo(election, leader.candidateId, at, leaseMs) });
+      else this.sightings.delete(election);
+      this.suspects.delete(election);
       this.conflicts.delete(election);
-    } else if (!seen || seen.candidateId !== leader.candidateId || seen.token !== leader.token) {
-      this.sightings.set(election, { ...leader, since: at, dual: this.ledTo(election, leader.candidateId, at, leaseMs) });
-      this.conflicts.delete(election);
-    } else if (!seen.dual && at - seen.since >= leaseMs) {
+      return;
+    }
+    if (seen.dual) return;
+    const seenFor = at - seen.since;
+    if (seenFor >= leaseMs) this.suspects.add(election);
+    if (seenFor >= Math.max(leaseMs, (this.from.staleLeaderMs?.() ?? 0) + leaseMs / 2)) {
       this.conflicts.set(
         election,
         `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +

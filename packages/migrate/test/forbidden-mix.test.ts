@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { checkSplitBrain, delay, waitFor, type ZookeeperServer } from '@conclave/test-harness';
-import { LEASE_MS, MixedFleet, startTestZookeeper } from './migration-fixtures';
+import { LEASE_MS, MixedFleet, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // The mix the rollout must never run: old ZooKeeper-only nodes beside to-only nodes (they share
 // no lease). A to-only candidate starts no term on MySQL while ZooKeeper shows a leader, and the
@@ -13,6 +13,9 @@ import { LEASE_MS, MixedFleet, startTestZookeeper } from './migration-fixtures';
 // plus half a lease, confirmed a lease and up to a renewal later, and the next renewal gives
 // MySQL back: 2.5 leases; 3 leave room for the round trips.
 const DETECT_BOUND_MS = 3 * LEASE_MS;
+// The conflict is reported once the same term has lasted longer than a dead candidate's node can
+// stay (the session timeout) plus half a lease, and a look (half a lease) and a campaign later.
+const REPORT_BOUND_MS = SESSION_TIMEOUT_MS + 2 * LEASE_MS;
 
 let zk: ZookeeperServer;
 beforeAll(async () => {
@@ -33,8 +36,9 @@ test(`a to-only leader that finds an old ZooKeeper node leading steps down withi
 
     await waitFor(() => !toOnly.isLeader(), 'the to-only candidate to step down', 20_000, 5);
     expect(performance.now() - oldStartedAt).toBeLessThanOrEqual(DETECT_BOUND_MS);
-    // It stepped down on a renewal; the campaign that follows at once is the one refused.
-    const health = await waitFor(() => (toOnly.health().ok ? null : toOnly.health()), 'the refusal in health()', 1000, 5);
+    // It stepped down on a renewal, suspecting an old node; it reports the conflict once sure.
+    const health = await waitFor(() => (toOnly.health().ok ? null : toOnly.health()), 'the refusal in health()', REPORT_BOUND_MS, 5);
+    expect(performance.now() - oldStartedAt).toBeLessThanOrEqual(REPORT_BOUND_MS);
     expect(health.problem).toMatch(/migration conflict: zookeeper-2 leads on zookeeper/);
 
     // It stays a follower while the old node leads.

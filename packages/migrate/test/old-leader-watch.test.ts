@@ -97,3 +97,22 @@ test('seeing to led by the from leader after the fact clears its conflict; anoth
   expect(watch.conflict('e')).toBeUndefined();
   expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeNull();
 });
+
+test('with a from that shows dead candidates for longer than a lease, a term is suspect after a lease and a conflict only after that', async () => {
+  const STALE_MS = 1500;
+  class LingeringBackend extends MemoryBackend {
+    staleLeaderMs = () => STALE_MS;
+  }
+  const from = new LingeringBackend();
+  const watch = new OldLeaderWatch(from, 'mysql');
+  await from.campaign({ election: 'e', candidateId: 'gone-1', leaseMs: 10_000 });
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  await delay(LEASE_MS + 50);
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  // A dead candidate may still be shown: suspect (a to-only leader steps down), not yet reported.
+  expect(watch.suspected('e')).toBe(true);
+  expect(watch.conflict('e')).toBeUndefined();
+  await delay(STALE_MS + LEASE_MS / 2 - LEASE_MS);
+  await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
+  expect(watch.conflict('e')).toMatch(/migration conflict: gone-1 leads/);
+});

@@ -186,6 +186,11 @@ export class ZookeeperBackend implements ElectionBackend {
     });
   }
 
+  /** A dead candidate's node stays, shown as leader, until its session expires. */
+  staleLeaderMs(): number {
+    return this.session.timeoutMs();
+  }
+
   async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);

@@ -80,6 +80,14 @@ export class ZookeeperSession {
     return !this.closed && !this.dead && this.client === handle.client && this.generation === handle.generation;
   }
 
+  /** The session timeout, ms: the server's grant once connected, else what was asked. */
+  timeoutMs(): number {
+    const client = this.client ?? (this.options.mode === 'client' ? this.options.client : null);
+    const granted = client?.getSessionTimeout();
+    if (granted !== undefined && granted > 0) return granted;
+    return this.options.mode === 'connect' ? this.options.sessionTimeoutMs : 0;
+  }
+
   /** The session timeout the server granted, ms (valid once connected). */
   negotiatedTimeoutMs(handle: SessionHandle): number {
     return handle.client.getSessionTimeout();
