@@ -37,6 +37,7 @@ import {
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
+import { ConnectionRefusedError } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
 /** Rounds of "list, then act" a call makes before giving up on a queue that keeps changing. */
@@ -197,7 +198,7 @@ export class ZookeeperBackend implements ElectionBackend {
         this.campaignRounds(election, candidateId, leaseMs, sentAt, until, value),
       );
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'campaign');
     }
   }
 
@@ -447,7 +448,7 @@ export class ZookeeperBackend implements ElectionBackend {
       }
       return { held: true, leaseMs: this.grant(node.handle, leaseMs, c.maxLeaseMs) };
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'renew');
     }
   }
 
@@ -489,7 +490,7 @@ export class ZookeeperBackend implements ElectionBackend {
         if (this.candidacies.get(k) === c) this.candidacies.delete(k);
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'release');
     }
   }
 
@@ -512,7 +513,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'getLeader');
     }
   }
 
@@ -562,7 +563,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'forceLeader');
     }
   }
 
@@ -629,7 +630,7 @@ export class ZookeeperBackend implements ElectionBackend {
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the token floor kept changing; try again', { backend: KIND, election });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'raiseTokenFloor');
     }
   }
 
@@ -652,7 +653,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'clearLeader');
     }
   }
 
@@ -716,7 +717,7 @@ export class ZookeeperBackend implements ElectionBackend {
       const queue = await this.queue(this.session.current(), election, until);
       return [...new Set(queue.map((n) => candidateOf(n.candidateId)))];
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'listCandidates');
     }
   }
 
@@ -1103,8 +1104,11 @@ export class ZookeeperBackend implements ElectionBackend {
     return results;
   }
 
-  private toError(err: unknown, election: string): ConclaveError {
+  private toError(err: unknown, election: string, operation: string): ConclaveError {
     if (err instanceof ConclaveError) return err;
+    if (err instanceof ConnectionRefusedError) {
+      return new ConclaveError('BACKEND_UNAVAILABLE', `${operation}: ${err.message}`, { backend: KIND, election, cause: err });
+    }
     const code = zkCode(err);
     if (code === undefined) return toBackendError(err, KIND, election);
     const name = String((err as { getName?: () => string }).getName?.() ?? code);
