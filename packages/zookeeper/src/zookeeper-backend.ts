@@ -217,7 +217,7 @@ export class ZookeeperBackend implements ElectionBackend {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const handle = this.session.current();
       if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
-      const queue = await this.queue(handle, election, until);
+      const queue = await this.queue(handle, election, until, true);
       let index = c.node
         ? queue.findIndex((n) => n.name === c.node!.name)
         : c.created
@@ -599,7 +599,7 @@ export class ZookeeperBackend implements ElectionBackend {
         const handle = this.session.current();
         const read = await this.readNode(handle, electionPath, until);
         if (!read) {
-          await this.queue(handle, election, until); // creates the election node
+          await this.queue(handle, election, until, true); // creates the election node
           continue;
         }
         const offset = parseOffset(read.data?.toString('utf8'));
@@ -859,12 +859,14 @@ export class ZookeeperBackend implements ElectionBackend {
 
   /**
    * The election's candidate nodes in queue order, with the names of its fences; creates the
-   * election node when missing.
+   * election node when missing. A missing chroot is created only for a call that writes
+   * (`makeChroot`); for a read it means an empty election.
    */
   private async queue(
     handle: SessionHandle,
     election: string,
     until: number,
+    makeChroot = false,
   ): Promise<CandidateNode[] & { fences: string[]; electionVersion: number }> {
     const electionPath = this.path(election);
     try {
@@ -877,10 +879,21 @@ export class ZookeeperBackend implements ElectionBackend {
       return Object.assign(candidateQueue(children), { fences: fenceNames(children), electionVersion: version });
     } catch (err) {
       if (zkCode(err) !== Exception.NO_NODE) throw err;
-      await this.session.run<string>(handle, until, 'create election node', (client, done) =>
-        client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
-      );
-      return Object.assign([] as CandidateNode[], { fences: [] as string[], electionVersion: -1 });
+      const empty = Object.assign([] as CandidateNode[], { fences: [] as string[], electionVersion: -1 });
+      const mkdirp = () =>
+        this.session.run<string>(handle, until, 'create election node', (client, done) =>
+          client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
+        );
+      try {
+        await mkdirp();
+      } catch (mkdirpErr) {
+        // Even the root cannot be made: the chroot the session lives under does not exist.
+        if (zkCode(mkdirpErr) !== Exception.NO_NODE) throw mkdirpErr;
+        if (!makeChroot) return empty;
+        if (!(await this.session.ensureChroot(until))) throw mkdirpErr;
+        await mkdirp();
+      }
+      return empty;
     }
   }
 

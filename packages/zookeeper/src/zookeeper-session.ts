@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { ACL, Id, Permission, State, createClient, type Client } from 'node-zookeeper-client';
 import { ConclaveError } from '@conclave/core';
 import type { ResolvedZookeeperOptions } from './zookeeper-options';
+import { chrootOf, createChroot } from './zookeeper-chroot';
 import { ConnectionRefusedError, followConnectAttempts, hostsOf } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
@@ -36,6 +37,7 @@ export class ZookeeperSession {
   private lastKick = 0;
   /** Whether the current client ever had a session (else closing it has nothing to end). */
   private hadSession = false;
+  private chrootCreation: Promise<void> | null = null;
   /** performance.now() of the last answer (or error reply) the current client received. */
   private lastReplyAt = 0;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
@@ -67,6 +69,27 @@ export class ZookeeperSession {
       return [new ACL(Permission.ALL, new Id('auth', ''))];
     }
     return [new ACL(Permission.ALL, new Id('world', 'anyone'))];
+  }
+
+  /**
+   * Creates the chroot of the connect string if it is missing (see `createChroot`); resolves
+   * false, having done nothing, when there is no chroot this backend can see (no chroot, or a
+   * client passed in). Calls made while it runs share the attempt.
+   */
+  async ensureChroot(until: number): Promise<boolean> {
+    if (this.options.mode !== 'connect' || chrootOf(this.options.connect) === null) return false;
+    if (!this.chrootCreation) {
+      const attempt = createChroot(this.options, this.acl(), until);
+      this.chrootCreation = attempt;
+      // Only the attempt in flight is shared: a later call (after a failure, or after someone
+      // deleted the chroot) tries again.
+      const clear = () => {
+        if (this.chrootCreation === attempt) this.chrootCreation = null;
+      };
+      attempt.then(clear, clear);
+    }
+    await this.chrootCreation;
+    return true;
   }
 
   /** Subscribes to session events; returns the unsubscribe function. */
@@ -382,7 +405,7 @@ function socketOf(client: Client): Socket | undefined {
  * destroys the socket if the server does not answer within `graceMs`, so no socket or timer
  * outlives close().
  */
-function shutDown(client: Client, graceMs: number): Promise<void> {
+export function shutDown(client: Client, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const finish = () => {
       clearTimeout(timer);
