@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { isConclaveError } from '@conclave/core';
@@ -80,4 +82,21 @@ test('a server that accepts but does not answer gets the full request timeout, e
   expect(isConclaveError(err, 'BACKEND_UNAVAILABLE')).toBe(true);
   expect((err as Error).message).toMatch(/did not answer in time/);
   expect(ms).toBeGreaterThanOrEqual(1400);
+});
+
+test('`conclave status` against a refused ZooKeeper exits 1 at once with that message, and no password', async () => {
+  const cli = join(__dirname, '..', '..', 'cli', 'dist', 'main.js');
+  const started = performance.now();
+  const { code, stderr } = await new Promise<{ code: unknown; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, 'status', '--backend', `zookeeper://admin:zksecret@127.0.0.1:${refusedPort}/app`, '--election', 'e'],
+      { timeout: 15_000 },
+      (err, _stdout, stderr) => resolve({ code: err ? (err as { code?: unknown }).code : 0, stderr }),
+    );
+  });
+  expect(code).toBe(1);
+  expect(stderr).toMatch(new RegExp(`getLeader: cannot connect to ZooKeeper at 127\\.0\\.0\\.1:${refusedPort} \\(connection refused\\)`));
+  expect(stderr).not.toMatch(/zksecret/);
+  expect(performance.now() - started).toBeLessThan(3000);
 });
