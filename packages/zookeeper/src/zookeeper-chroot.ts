@@ -73,4 +73,3 @@ function connected(client: Client): Promise<void> {
     client.connect();
   });
 }
-
