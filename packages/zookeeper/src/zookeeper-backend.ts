@@ -37,6 +37,7 @@ import {
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
+import { ConnectionRefusedError } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
 /** Rounds of "list, then act" a call makes before giving up on a queue that keeps changing. */
@@ -202,7 +203,7 @@ export class ZookeeperBackend implements ElectionBackend {
         this.campaignRounds(election, candidateId, leaseMs, sentAt, until, value),
       );
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'campaign');
     }
   }
 
@@ -221,7 +222,7 @@ export class ZookeeperBackend implements ElectionBackend {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const handle = this.session.current();
       if (c.node && !this.session.isCurrent(c.node.handle)) this.forgetNode(c);
-      const queue = await this.queue(handle, election, until);
+      const queue = await this.queue(handle, election, until, true);
       let index = c.node
         ? queue.findIndex((n) => n.name === c.node!.name)
         : c.created
@@ -452,7 +453,7 @@ export class ZookeeperBackend implements ElectionBackend {
       }
       return { held: true, leaseMs: this.grant(node.handle, leaseMs, c.maxLeaseMs) };
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'renew');
     }
   }
 
@@ -494,7 +495,7 @@ export class ZookeeperBackend implements ElectionBackend {
         if (this.candidacies.get(k) === c) this.candidacies.delete(k);
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'release');
     }
   }
 
@@ -517,7 +518,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'getLeader');
     }
   }
 
@@ -567,7 +568,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'forceLeader');
     }
   }
 
@@ -603,7 +604,7 @@ export class ZookeeperBackend implements ElectionBackend {
         const handle = this.session.current();
         const read = await this.readNode(handle, electionPath, until);
         if (!read) {
-          await this.queue(handle, election, until); // creates the election node
+          await this.queue(handle, election, until, true); // creates the election node
           continue;
         }
         const offset = parseOffset(read.data?.toString('utf8'));
@@ -634,7 +635,7 @@ export class ZookeeperBackend implements ElectionBackend {
       }
       throw new ConclaveError('BACKEND_UNAVAILABLE', 'the token floor kept changing; try again', { backend: KIND, election });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'raiseTokenFloor');
     }
   }
 
@@ -657,7 +658,7 @@ export class ZookeeperBackend implements ElectionBackend {
         election,
       });
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'clearLeader');
     }
   }
 
@@ -721,7 +722,7 @@ export class ZookeeperBackend implements ElectionBackend {
       const queue = await this.queue(this.session.current(), election, until);
       return [...new Set(queue.map((n) => candidateOf(n.candidateId)))];
     } catch (err) {
-      throw this.toError(err, election);
+      throw this.toError(err, election, 'listCandidates');
     }
   }
 
@@ -886,12 +887,14 @@ export class ZookeeperBackend implements ElectionBackend {
 
   /**
    * The election's candidate nodes in queue order, with the names of its fences; creates the
-   * election node when missing.
+   * election node when missing. A missing chroot is created only for a call that writes
+   * (`makeChroot`); for a read it means an empty election.
    */
   private async queue(
     handle: SessionHandle,
     election: string,
     until: number,
+    makeChroot = false,
   ): Promise<CandidateNode[] & { fences: string[]; electionVersion: number }> {
     const electionPath = this.path(election);
     try {
@@ -904,10 +907,21 @@ export class ZookeeperBackend implements ElectionBackend {
       return Object.assign(candidateQueue(children), { fences: fenceNames(children), electionVersion: version });
     } catch (err) {
       if (zkCode(err) !== Exception.NO_NODE) throw err;
-      await this.session.run<string>(handle, until, 'create election node', (client, done) =>
-        client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
-      );
-      return Object.assign([] as CandidateNode[], { fences: [] as string[], electionVersion: -1 });
+      const empty = Object.assign([] as CandidateNode[], { fences: [] as string[], electionVersion: -1 });
+      const mkdirp = () =>
+        this.session.run<string>(handle, until, 'create election node', (client, done) =>
+          client.mkdirp(electionPath, this.session.acl(), CreateMode.PERSISTENT, (e, p) => done(e, p)),
+        );
+      try {
+        await mkdirp();
+      } catch (mkdirpErr) {
+        // Even the root cannot be made: the chroot the session lives under does not exist.
+        if (zkCode(mkdirpErr) !== Exception.NO_NODE) throw mkdirpErr;
+        if (!makeChroot) return empty;
+        if (!(await this.session.ensureChroot(until))) throw mkdirpErr;
+        await mkdirp();
+      }
+      return empty;
     }
   }
 
@@ -1131,8 +1145,11 @@ export class ZookeeperBackend implements ElectionBackend {
     return results;
   }
 
-  private toError(err: unknown, election: string): ConclaveError {
+  private toError(err: unknown, election: string, operation: string): ConclaveError {
     if (err instanceof ConclaveError) return err;
+    if (err instanceof ConnectionRefusedError) {
+      return new ConclaveError('BACKEND_UNAVAILABLE', `${operation}: ${err.message}`, { backend: KIND, election, cause: err });
+    }
     const code = zkCode(err);
     if (code === undefined) return toBackendError(err, KIND, election);
     const name = String((err as { getName?: () => string }).getName?.() ?? code);

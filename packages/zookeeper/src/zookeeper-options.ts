@@ -63,7 +63,10 @@ export interface ZookeeperClientOptions extends CommonOptions {
 
 /** Let the backend open (and reopen after a session expiry) its own client. */
 export interface ZookeeperConnectOptions extends CommonOptions {
-  /** `host:port[,host:port…][/chroot]`. The chroot node must exist, as ZooKeeper requires. */
+  /**
+   * `host:port[,host:port…][/chroot]`. A chroot that does not exist yet is created (persistent,
+   * with the backend's ACL) by the first call that writes; reads on it find no leader.
+   */
   connect: string;
   /**
    * Session timeout asked for, ms. Default 15 000. The server clamps it into

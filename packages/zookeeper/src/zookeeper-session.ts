@@ -3,6 +3,8 @@ import type { Socket } from 'node:net';
 import { ACL, Id, Permission, State, createClient, type Client } from 'node-zookeeper-client';
 import { ConclaveError } from '@conclave/core';
 import type { ResolvedZookeeperOptions } from './zookeeper-options';
+import { chrootOf, createChroot } from './zookeeper-chroot';
+import { ConnectionRefusedError, followConnectAttempts, hostsOf } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
 
@@ -33,17 +35,31 @@ export class ZookeeperSession {
   private dead = false;
   private closed = false;
   private lastKick = 0;
+  /** Whether the current client ever had a session (else closing it has nothing to end). */
+  private hadSession = false;
+  private chrootCreation: Promise<void> | null = null;
   /** performance.now() of the last answer (or error reply) the current client received. */
   private lastReplyAt = 0;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   /** Requests waiting for the current client to connect (one state listener for all of them). */
   private readonly waiters = new Set<() => void>();
+  /**
+   * Per waiting request: refused connection attempts since it began to wait (reset by any TCP
+   * connection). Once every server has refused it, it fails at once: a refused server is not
+   * coming back within the request timeout the way a slow one may answer.
+   */
+  private readonly refusals = new Map<() => void, { count: number; fail: () => void }>();
   private readonly stateListener = (state: State) => this.onState(state);
   /** Polls a connection attempt that has a socket but no session yet (see `watchHandshake`). */
   private handshakeTimer: NodeJS.Timeout | null = null;
   private handshakeClient: Client | null = null;
 
-  constructor(private readonly options: ResolvedZookeeperOptions) {}
+  /** The servers of the connect string (none for a passed-in client). */
+  private readonly hosts: string[];
+
+  constructor(private readonly options: ResolvedZookeeperOptions) {
+    this.hosts = options.mode === 'connect' ? hostsOf(options.connect) : [];
+  }
 
   /** ACL for the nodes the backend creates. */
   acl(): ACL[] {
@@ -53,6 +69,27 @@ export class ZookeeperSession {
       return [new ACL(Permission.ALL, new Id('auth', ''))];
     }
     return [new ACL(Permission.ALL, new Id('world', 'anyone'))];
+  }
+
+  /**
+   * Creates the chroot of the connect string if it is missing (see `createChroot`); resolves
+   * false, having done nothing, when there is no chroot this backend can see (no chroot, or a
+   * client passed in). Calls made while it runs share the attempt.
+   */
+  async ensureChroot(until: number): Promise<boolean> {
+    if (this.options.mode !== 'connect' || chrootOf(this.options.connect) === null) return false;
+    if (!this.chrootCreation) {
+      const attempt = createChroot(this.options, this.acl(), until);
+      this.chrootCreation = attempt;
+      // Only the attempt in flight is shared: a later call (after a failure, or after someone
+      // deleted the chroot) tries again.
+      const clear = () => {
+        if (this.chrootCreation === attempt) this.chrootCreation = null;
+      };
+      attempt.then(clear, clear);
+    }
+    await this.chrootCreation;
+    return true;
   }
 
   /** Subscribes to session events; returns the unsubscribe function. */
@@ -122,6 +159,7 @@ export class ZookeeperSession {
         else resolve(value as T);
       };
       const send = () => {
+        detach?.();
         detach = null;
         sentAt = performance.now();
         try {
@@ -143,8 +181,19 @@ export class ZookeeperSession {
           if (!settled) send();
         };
         this.waiters.add(waiter);
+        this.refusals.set(waiter, {
+          count: 0,
+          fail: () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            detach?.();
+            reject(new ConnectionRefusedError(this.hosts.join(',')));
+          },
+        });
         detach = () => {
           this.waiters.delete(waiter);
+          this.refusals.delete(waiter);
         };
       }
     });
@@ -156,11 +205,13 @@ export class ZookeeperSession {
     this.closed = true;
     this.stopHandshakeWatch();
     this.listeners.clear();
+    this.refusals.clear();
     const client = this.client;
     this.client = null;
     if (!client) return;
     client.removeListener('state', this.stateListener);
-    if (this.options.mode === 'connect') await shutDown(client, Math.min(this.options.requestTimeoutMs, 2000));
+    // A client that never had a session has nothing to end on the server: no grace to wait.
+    if (this.options.mode === 'connect') await shutDown(client, this.hadSession ? Math.min(this.options.requestTimeoutMs, 2000) : 0);
   }
 
   private open(): Client {
@@ -170,6 +221,7 @@ export class ZookeeperSession {
       if (client.getState() !== State.SYNC_CONNECTED) this.watchHandshake(client);
       return client;
     }
+    this.hadSession = false;
     const client = createClient(this.options.connect, {
       sessionTimeout: this.options.sessionTimeoutMs,
       // Wait at most this long (random) before another round over the servers, so a fail-over
@@ -180,6 +232,17 @@ export class ZookeeperSession {
     // Saved by the client and sent first on every (re)connection.
     if (this.options.auth) client.addAuthInfo('digest', Buffer.from(this.options.auth));
     client.on('state', this.stateListener);
+    followConnectAttempts(client, {
+      refused: () => {
+        if (client !== this.client) return;
+        for (const entry of [...this.refusals.values()]) {
+          if (++entry.count >= this.hosts.length) entry.fail();
+        }
+      },
+      connected: () => {
+        for (const entry of this.refusals.values()) entry.count = 0;
+      },
+    });
     client.connect();
     this.watchHandshake(client);
     return client;
@@ -214,6 +277,7 @@ export class ZookeeperSession {
       for (const send of waiting) send();
       this.emit('expired');
     } else if (state === State.SYNC_CONNECTED) {
+      this.hadSession = true;
       if (this.options.mode === 'connect' && this.client) relaxPing(this.client);
       const waiting = [...this.waiters];
       this.waiters.clear();
@@ -349,7 +413,7 @@ function socketOf(client: Client): Socket | undefined {
  * destroys the socket if the server does not answer within `graceMs`, so no socket or timer
  * outlives close().
  */
-function shutDown(client: Client, graceMs: number): Promise<void> {
+export function shutDown(client: Client, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const finish = () => {
       clearTimeout(timer);
