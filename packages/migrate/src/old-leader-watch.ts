@@ -16,7 +16,8 @@ import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/co
  *   still shown (a ZooKeeper node outlives its process until its session expires). A `to-only`
  *   leader gives `to` back then, since an old node may be leading beside it.
  * - the same `from` term seen for longer than a dead candidate can be shown (`staleLeaderMs`,
- *   plus half a lease) is an old node: a conflict, reported.
+ *   plus a lease for the server's expiry rounds and a busy machine) is an old node: a conflict,
+ *   reported.
  * - unless its holder has been seen leading `to` (a follower's campaign on `to` names `to`'s
  *   leader): an old node never holds `to`, so that `from` term is a dual one. It neither blocks
  *   a new term on `to` (whoever takes `to` ends the dual term: a dual leader needs both) nor
@@ -139,7 +140,7 @@ export class OldLeaderWatch {
     if (seen.dual) return;
     const seenFor = at - seen.since;
     if (seenFor >= leaseMs) this.suspects.add(election);
-    if (seenFor >= Math.max(leaseMs, (this.from.staleLeaderMs?.() ?? 0) + leaseMs / 2)) {
+    if (seenFor >= Math.max(leaseMs, (this.from.staleLeaderMs?.() ?? 0) + leaseMs)) {
       this.conflicts.set(
         election,
         `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +

@@ -14,8 +14,10 @@ import { LEASE_MS, MixedFleet, SESSION_TIMEOUT_MS, startTestZookeeper } from './
 // MySQL back: 2.5 leases; 3 leave room for the round trips.
 const DETECT_BOUND_MS = 3 * LEASE_MS;
 // The conflict is reported once the same term has lasted longer than a dead candidate's node can
-// stay (the session timeout) plus half a lease, and a look (half a lease) and a campaign later.
-const REPORT_BOUND_MS = SESSION_TIMEOUT_MS + 2 * LEASE_MS;
+// stay (the session timeout) plus a lease, from a sighting within a renewal and half a lease of
+// the old node's start, and found by a look up to half a lease later: the session timeout +
+// 2.33 leases; 3 leave room for the round trips.
+const REPORT_BOUND_MS = SESSION_TIMEOUT_MS + 3 * LEASE_MS;
 
 let zk: ZookeeperServer;
 beforeAll(async () => {

@@ -112,7 +112,7 @@ test('with a from that shows dead candidates for longer than a lease, a term is 
   // A dead candidate may still be shown: suspect (a to-only leader steps down), not yet reported.
   expect(watch.suspected('e')).toBe(true);
   expect(watch.conflict('e')).toBeUndefined();
-  await delay(STALE_MS + LEASE_MS / 2 - LEASE_MS);
+  await delay(STALE_MS);
   await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS);
   expect(watch.conflict('e')).toMatch(/migration conflict: gone-1 leads/);
 });
