@@ -41,7 +41,10 @@ local function fence_wait(key, lease)
   end
   run = run or 'unknown'
   local since = now
-  if up then since = now - up * 1000 end
+  -- INFO's uptime is the server's clock in whole seconds minus its start in whole seconds: it
+  -- reads 1 as soon as a second boundary has passed, even 10 ms after the start. So the start is
+  -- taken as the latest instant that uptime allows (the fence errs long, never short).
+  if up then since = math.min(now, (math.floor(now / 1000) - up + 1) * 1000) end
   local mark = redis.call('GET', key)
   local r, s = nil, nil
   if mark then r, s = string.match(mark, '^(%w+):(%d+)$') end
@@ -62,7 +65,8 @@ end
 // promoted in its place, may have lost leases that candidates still count on: granting a new term
 // there at once could make a second leader while the first one's lease runs. So a new term is
 // granted only once a whole lease (the asker's) has passed since this master began to hold its
-// present state: its start (INFO's uptime, rounded so the fence errs long), or the moment it was
+// present state: its start (from INFO's whole-second uptime, taken as late as it allows, so the
+// fence errs long), or the moment it was
 // first seen under another run id than the one recorded in the prefix's epoch key (a promoted
 // replica carries its old master's key). Every lease granted before the loss has ended by then.
 // Renewals and hand-overs of live leases are not delayed, and a server up for longer than a lease
