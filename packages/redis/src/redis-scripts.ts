@@ -53,7 +53,10 @@ local function fence_wait(key, lease)
   elseif r ~= run then
     since = now
     redis.call('SET', key, run .. ':' .. str(now))
-  elseif tonumber(s) > since then
+  else
+    -- Same process: the first look's start is the tightest bound (a later look's uptime allows
+    -- a start as late as the next whole second, and a promoted replica's uptime predates its
+    -- promotion).
     since = tonumber(s)
   end
   return since + lease - now
