@@ -2,7 +2,7 @@ export { ZookeeperBackend } from './zookeeper-backend';
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_ROOT,
-  DEFAULT_SESSION_TIMEOUT_MS,
+  READ_ONLY_SESSION_TIMEOUT_MS,
   assertConnectString,
 } from './zookeeper-options';
 export type {

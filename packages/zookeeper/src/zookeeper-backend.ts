@@ -196,6 +196,8 @@ export class ZookeeperBackend implements ElectionBackend {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
+    const idle = ![...this.candidacies.values()].some((c) => c.created || c.node !== null);
+    this.session.adoptLease(leaseMs, idle, election);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {

@@ -69,9 +69,12 @@ export interface ZookeeperConnectOptions extends CommonOptions {
    */
   connect: string;
   /**
-   * Session timeout asked for, ms. Default 15 000. The server clamps it into
-   * [minSessionTimeout, maxSessionTimeout] (by default 2–20 ticks). Leases granted never exceed
-   * two thirds of the negotiated value, see the README.
+   * Session timeout asked for, ms. Default: the lease of the backend's first campaign, so that a
+   * crashed leader's node goes about one lease after its last contact, as on other backends (a
+   * backend that only reads asks for 15 000). The server clamps it into
+   * [minSessionTimeout, maxSessionTimeout] (by default 2–20 ticks) and expires sessions on tick
+   * boundaries; a warning is emitted when the session granted is longer than a lease asked for.
+   * Leases granted never exceed two thirds of the negotiated value, see the README.
    */
   sessionTimeoutMs?: number;
   /**
@@ -85,7 +88,8 @@ export interface ZookeeperConnectOptions extends CommonOptions {
 export type ZookeeperBackendOptions = ZookeeperClientOptions | ZookeeperConnectOptions;
 
 export const DEFAULT_ROOT = '/conclave';
-export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
+/** Session timeout of a backend that has not campaigned yet (reads only), ms. */
+export const READ_ONLY_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
 /** Options after validation, with defaults filled in. */
@@ -94,7 +98,8 @@ export type ResolvedZookeeperOptions =
   | {
       mode: 'connect';
       connect: string;
-      sessionTimeoutMs: number;
+      /** Null: derived from the first campaign's lease (see `ZookeeperSession.adoptLease`). */
+      sessionTimeoutMs: number | null;
       auth: string | null;
       root: string;
       requestTimeoutMs: number;
@@ -148,8 +153,8 @@ export function resolveZookeeperOptions(options: unknown): ResolvedZookeeperOpti
   }
   const connect = o.connect;
   assertConnectString(connect);
-  const sessionTimeoutMs = o.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
-  assertPositiveInteger(sessionTimeoutMs, 'sessionTimeoutMs', KIND);
+  const sessionTimeoutMs = o.sessionTimeoutMs ?? null;
+  if (sessionTimeoutMs !== null) assertPositiveInteger(sessionTimeoutMs, 'sessionTimeoutMs', KIND);
   let auth: string | null = null;
   if (o.auth !== undefined) {
     if (typeof o.auth !== 'string' || !/^[^:]+:.+$/.test(o.auth)) {

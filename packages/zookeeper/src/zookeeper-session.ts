@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { ACL, Id, Permission, State, createClient, type Client } from 'node-zookeeper-client';
 import { ConclaveError } from '@conclave/core';
-import type { ResolvedZookeeperOptions } from './zookeeper-options';
+import { READ_ONLY_SESSION_TIMEOUT_MS, type ResolvedZookeeperOptions } from './zookeeper-options';
 import { chrootOf, createChroot } from './zookeeper-chroot';
 import { ConnectionRefusedError, followConnectAttempts, hostsOf } from './zookeeper-refusal';
 
@@ -56,6 +56,10 @@ export class ZookeeperSession {
 
   /** The servers of the connect string (none for a passed-in client). */
   private readonly hosts: string[];
+  /** Without a sessionTimeoutMs option: the first campaign's lease, once there was one. */
+  private leaseTimeoutMs: number | null = null;
+  /** Warnings already given, by code: each is given once per backend. */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly options: ResolvedZookeeperOptions) {
     this.hosts = options.mode === 'connect' ? hostsOf(options.connect) : [];
@@ -79,7 +83,8 @@ export class ZookeeperSession {
   async ensureChroot(until: number): Promise<boolean> {
     if (this.options.mode !== 'connect' || chrootOf(this.options.connect) === null) return false;
     if (!this.chrootCreation) {
-      const attempt = createChroot(this.options, this.acl(), until);
+      const { connect, auth } = this.options;
+      const attempt = createChroot({ connect, auth, sessionTimeoutMs: this.askedTimeoutMs() }, this.acl(), until);
       this.chrootCreation = attempt;
       // Only the attempt in flight is shared: a later call (after a failure, or after someone
       // deleted the chroot) tries again.
@@ -122,7 +127,44 @@ export class ZookeeperSession {
     const client = this.client ?? (this.options.mode === 'client' ? this.options.client : null);
     const granted = client?.getSessionTimeout();
     if (granted !== undefined && granted > 0) return granted;
-    return this.options.mode === 'connect' ? this.options.sessionTimeoutMs : 0;
+    return this.options.mode === 'connect' ? this.askedTimeoutMs() : 0;
+  }
+
+  /** The session timeout a new session asks for: the option, else the first campaign's lease. */
+  askedTimeoutMs(): number {
+    if (this.options.mode !== 'connect') return 0;
+    return this.options.sessionTimeoutMs ?? this.leaseTimeoutMs ?? READ_ONLY_SESSION_TIMEOUT_MS;
+  }
+
+  /**
+   * Called before each campaign, with its lease. A ZooKeeper lease is the session: a crashed
+   * leader's node goes when the session expires, a session timeout after the server last heard
+   * from it. So, unless the user chose a timeout, the first campaign's lease becomes the session
+   * timeout, and a session opened earlier for reads (with the read-only default) is replaced, if
+   * `idle` (no candidacy of this backend lives on it). A lease shorter than the session (another
+   * election of this backend, a timeout set by hand, a client passed in) is honoured as the
+   * grant allows, but a crash is noticed only at the session's end: that is warned about, once.
+   */
+  adoptLease(leaseMs: number, idle: boolean, election: string): void {
+    if (this.options.mode === 'connect' && this.options.sessionTimeoutMs === null && this.leaseTimeoutMs === null) {
+      this.leaseTimeoutMs = leaseMs;
+      if (this.client && idle) this.replaceClient();
+      return;
+    }
+    const sessionMs = this.options.mode === 'connect' ? this.askedTimeoutMs() : this.timeoutMs();
+    if (sessionMs > leaseMs) {
+      const source =
+        this.options.mode === 'client'
+          ? 'the session of the client passed in'
+          : this.options.sessionTimeoutMs !== null
+            ? 'the sessionTimeoutMs option'
+            : 'the lease of the first election this backend campaigned in';
+      this.warnOnce(
+        'CONCLAVE_ZOOKEEPER_SESSION_LONGER_THAN_LEASE',
+        `ZooKeeper session timeout ${sessionMs} ms (${source}) is longer than the ${leaseMs} ms lease of election "${election}": ` +
+          `a crashed leader there is replaced only after up to ${sessionMs} ms. Use one backend per lease, or set sessionTimeoutMs to the lease.`,
+      );
+    }
   }
 
   /** The session timeout the server granted, ms (valid once connected). */
@@ -223,7 +265,7 @@ export class ZookeeperSession {
     }
     this.hadSession = false;
     const client = createClient(this.options.connect, {
-      sessionTimeout: this.options.sessionTimeoutMs,
+      sessionTimeout: this.askedTimeoutMs(),
       // Wait at most this long (random) before another round over the servers, so a fail-over
       // to another ensemble member is quick.
       spinDelay: 200,
@@ -246,6 +288,44 @@ export class ZookeeperSession {
     client.connect();
     this.watchHandshake(client);
     return client;
+  }
+
+  /**
+   * Ends the current client's session and lets the next call open one with the timeout asked
+   * now. Everyone is told as after an expiry (the session is gone; watches are armed again on the
+   * new one). Requests still waiting to be sent fail at once; those in flight may fail.
+   */
+  private replaceClient(): void {
+    const old = this.client;
+    if (!old) return;
+    this.client = null;
+    this.generation++;
+    old.removeListener('state', this.stateListener);
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const send of waiting) send();
+    void shutDown(old, this.hadSession ? 1000 : 0);
+    this.emit('expired');
+  }
+
+  /** Warns once when the server granted a longer session than asked (its minSessionTimeout). */
+  private checkGrant(client: Client): void {
+    const asked = this.askedTimeoutMs();
+    const granted = client.getSessionTimeout();
+    if (granted > asked) {
+      this.warnOnce(
+        'CONCLAVE_ZOOKEEPER_SESSION_CLAMPED',
+        `ZooKeeper granted a ${granted} ms session where ${asked} ms was asked (the server's minSessionTimeout is higher): ` +
+          `a crashed leader is replaced only after up to ${granted} ms. Lower the server's tickTime and minSessionTimeout.`,
+      );
+    }
+  }
+
+  /** A process warning (stderr by default, `process.on('warning')` to route it), once per code. */
+  private warnOnce(code: string, message: string): void {
+    if (this.warned.has(code)) return;
+    this.warned.add(code);
+    process.emitWarning(message, { type: 'ConclaveWarning', code });
   }
 
   private onState(state: State): void {
@@ -278,7 +358,10 @@ export class ZookeeperSession {
       this.emit('expired');
     } else if (state === State.SYNC_CONNECTED) {
       this.hadSession = true;
-      if (this.options.mode === 'connect' && this.client) relaxPing(this.client);
+      if (this.options.mode === 'connect' && this.client) {
+        relaxPing(this.client);
+        this.checkGrant(this.client);
+      }
       const waiting = [...this.waiters];
       this.waiters.clear();
       for (const send of waiting) send();
