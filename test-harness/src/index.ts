@@ -20,6 +20,7 @@ export type { HistoryEvent } from './history/history-recorder';
 // Servers, candidate processes, the checker and the TCP proxy: also loadable without Jest.
 export * from './tools';
 export { waitFor, delay } from './wait-for';
+export { thrown } from './thrown';
 // Fault injection, guarded resource, fault runs and soak.
 export { startFaultProxy } from './faults/fault-proxy';
 export type { FaultProxy, FaultProxyOptions } from './faults/fault-proxy';
