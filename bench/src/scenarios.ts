@@ -4,10 +4,7 @@
  * monotonic clock).
  */
 import { randomBytes } from 'node:crypto';
-import type { CandidateProcess } from '../../test-harness/dist/candidate/candidate-process';
-import type { CandidateReport } from '../../test-harness/dist/candidate/candidate-protocol';
-import { checkSplitBrain } from '../../test-harness/dist/history/split-brain-checker';
-import { startTcpProxy, type TcpProxy } from '../../test-harness/dist/faults/tcp-proxy';
+import { checkSplitBrain, startTcpProxy, type CandidateProcess, type CandidateReport, type TcpProxy } from '@conclave/test-harness/tools';
 import type { BenchTarget } from './servers';
 import { startCountingProxy, type CountingProxy } from './counting-proxy';
 import { bounded, nowMs, round, sleep, summarize, trackChild, until, type Summary } from './util';

@@ -10,11 +10,7 @@
  */
 import { Socket } from 'node:net';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { RedisServer } from '../../test-harness/dist/servers/redis-server';
-import { startMariadb } from '../../test-harness/dist/servers/mysql-server';
-import { startZookeeperServer, fourLetterWord } from '../../test-harness/dist/servers/zookeeper-server';
-import { CandidateProcess } from '../../test-harness/dist/candidate/candidate-process';
-import type { CandidateConfig } from '../../test-harness/dist/candidate/candidate-protocol';
+import { CandidateProcess, RedisServer, fourLetterWord, startMariadb, startZookeeperServer, type CandidateConfig } from '@conclave/test-harness/tools';
 import type { PeerKind } from './peers/peer-targets';
 import type { BenchCandidate } from './scenarios';
 import { onCleanup } from './util';

@@ -17,20 +17,10 @@ export { ControlledBackend, HangableBackend } from './controlled-backend';
 export type { CallFilter, ControlledCall } from './controlled-backend';
 export { HistoryRecorder, monotonicMs } from './history/history-recorder';
 export type { HistoryEvent } from './history/history-recorder';
-export { checkSplitBrain, leadershipIntervals, summarize } from './history/split-brain-checker';
-export type { LeadershipInterval, SplitBrainReport } from './history/split-brain-checker';
-export { freePort, waitForPort } from './servers/free-port';
+// Servers, candidate processes, the checker and the TCP proxy: also loadable without Jest.
+export * from './tools';
 export { waitFor, delay } from './wait-for';
-export { CandidateProcess, CANDIDATE_SCRIPT } from './candidate/candidate-process';
-export type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate/candidate-protocol';
-export { startMariadb } from './servers/mysql-server';
-export type { MariadbServer, StartMariadbOptions } from './servers/mysql-server';
-export { RedisServer, startRedisServers } from './servers/redis-server';
-export type { RedisServerOptions } from './servers/redis-server';
-export { startZookeeperServer, startZookeeperEnsemble, fourLetterWord, zookeeperClasspath } from './servers/zookeeper-server';
-export type { ZookeeperServer, ZookeeperEnsemble, ZookeeperServerOptions } from './servers/zookeeper-server';
-export { startTcpProxy } from './faults/tcp-proxy';
-export type { TcpProxy, TcpProxyOptions } from './faults/tcp-proxy';
+export { thrown } from './thrown';
 // Fault injection, guarded resource, fault runs and soak.
 export { startFaultProxy } from './faults/fault-proxy';
 export type { FaultProxy, FaultProxyOptions } from './faults/fault-proxy';
@@ -38,8 +28,6 @@ export { Prng, randomSeed, seedFromEnv } from './faults/prng';
 export { openGuard, prepareGuard, readGuard, dropGuard } from './guard/guarded-resource';
 export type { GuardClient } from './guard/guarded-resource';
 export type { GuardConfig, GuardState, GuardVerdict } from './guard/guard-config';
-export { checkGuardWrites, checkRecovery, processOf } from './history/split-brain-checker';
-export type { GuardReport, GuardWrite, HealPoint, RecoveryReport, SplitBrainOptions, TermHistoryEvent } from './history/split-brain-checker';
 export { FaultCluster, lastLeaseUntil, DUPLICATE_CANDIDATE_ID, GUARD_MYSQL_URL, GUARD_REDIS_URL } from './soak/fault-cluster';
 export type { CandidateSlot, FaultClusterOptions } from './soak/fault-cluster';
 export {

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitForPort } from '../../../test-harness/dist/servers/free-port';
+import { freePort, waitForPort } from '@conclave/test-harness/tools';
 import { onCleanup, trackChild } from '../util';
 
 export const ETCD_BINARY = process.env.ETCD_BINARY ?? '/usr/bin/etcd';

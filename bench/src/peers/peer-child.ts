@@ -7,7 +7,7 @@
  * (an integer that grows from term to term), so "work stamped with a term older than the newest
  * one" keeps the meaning it has for conclave.
  */
-import type { CandidateCommand, CandidateConfig, CandidateReport } from '../../../test-harness/dist/candidate/candidate-protocol';
+import type { CandidateCommand, CandidateConfig, CandidateReport } from '@conclave/test-harness/tools';
 
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 

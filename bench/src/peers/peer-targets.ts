@@ -2,12 +2,15 @@
  * The peers as bench targets: each on a private server of its own (the same launchers as
  * conclave's backends; etcd from the distribution's binary), driven through the same scenarios.
  */
+import { join } from 'node:path';
+import { CandidateProcess } from '@conclave/test-harness/tools';
 import { startServer, type BenchTarget } from '../servers';
-import { PeerProcess, type PeerScript } from './peer-process';
 import { etcdAvailable, ETCD_BINARY, startEtcd } from './etcd-server';
 import type { PeerKind } from './peer-kinds';
 
 export { PEER_KINDS, PEER_TITLES, type PeerKind } from './peer-kinds';
+
+type PeerScript = 'mysql-row' | 'zk-recipe' | 'redlock-using' | 'etcd-election';
 
 const SCRIPT: Record<PeerKind, PeerScript> = {
   'mysql-row': 'mysql-row',
@@ -23,7 +26,15 @@ export function peerUnavailable(kind: PeerKind): string | null {
 }
 
 export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<BenchTarget> {
-  const startCandidate: BenchTarget['startCandidate'] = (config) => PeerProcess.start(SCRIPT[kind], config);
+  const script = SCRIPT[kind];
+  const startCandidate: BenchTarget['startCandidate'] = (config) =>
+    CandidateProcess.start(config, 30_000, {
+      script: join(__dirname, `${script}.js`),
+      name: `peer ${script}`,
+      // A peer's lease reports say what its server holds; its isLeader() may still answer true
+      // after that, and ending its terms there would hide the overlaps the bench looks for.
+      leaseEndsTerms: false,
+    });
   if (kind === 'etcd3') {
     const etcd = await startEtcd();
     return {

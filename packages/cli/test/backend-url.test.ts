@@ -1,16 +1,8 @@
 import { isConclaveError } from '@conclave/core';
+import { thrown } from '@conclave/test-harness';
 import { createBackend, parseZookeeperUrl } from '../src/backend-url';
 
 /** Backend URLs taken apart in-process (no server): ZooKeeper's parameters, the user info's edges. */
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('ZooKeeper URL', () => {
   test('hosts, chroot, credentials (a raw @ in the password) and every known parameter', () => {

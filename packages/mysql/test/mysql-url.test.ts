@@ -1,17 +1,9 @@
 import { isConclaveError } from '@conclave/core';
 import { MysqlBackend, mysql2SslOption, parseMysqlUri } from '@conclave/mysql';
+import { thrown } from '@conclave/test-harness';
 import { uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
 
 /** MySQL URI parameters: TLS mapped onto mysql2's `ssl` option, everything unknown refused. No server needed. */
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 const BASE = 'mysql://app:tlssecret@db.example:3306/test';
 

@@ -1,20 +1,12 @@
 import { isConclaveError } from '@conclave/core';
 import { RedisBackend, parseRedisUrlSettings } from '@conclave/redis';
+import { thrown } from '@conclave/test-harness';
 import { BackendPool, SHARED_URL, uniqueName, uniquePrefix } from './helpers';
 
 /** Redis URLs are checked like MySQL's: unknown parameters refused, the database checked on the server. */
 
 const pool = new BackendPool();
 afterEach(() => pool.closeAll());
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('Redis URL parameters', () => {
   test.each(['family=6', 'db=3', 'password=urlsecret', 'tokenclockfloor=false'])(

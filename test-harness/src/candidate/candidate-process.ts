@@ -6,6 +6,20 @@ import type { CandidateCommand, CandidateConfig, CandidateReport } from './candi
 /** The compiled candidate script (tests and benchmarks run after `tsc --build`). */
 export const CANDIDATE_SCRIPT = join(__dirname, '..', '..', 'dist', 'candidate', 'candidate-main.js');
 
+/** Another child speaking the candidate protocol (the bench's peers, say) in place of conclave's candidate. */
+export interface CandidateProcessOptions {
+  /** The script to fork; it reads CONCLAVE_CANDIDATE and reports over IPC. Default `CANDIDATE_SCRIPT`. */
+  script?: string;
+  /** What the process is, in errors. Default `candidate`. */
+  name?: string;
+  /**
+   * Whether `history()` ends a term at the last lease the process reported (default true). Only
+   * where `isLeader()` itself stops at the lease end: a child whose lease reports say what its
+   * server holds, while its `isLeader()` may answer true after that, would have overlaps hidden.
+   */
+  leaseEndsTerms?: boolean;
+}
+
 /**
  * The parent's handle on one candidate process: its reports, as history events for the
  * split-brain checker, and the faults a test can inflict (SIGKILL, SIGSTOP/SIGCONT, SIGTERM).
@@ -20,6 +34,7 @@ export class CandidateProcess {
   private constructor(
     readonly config: CandidateConfig,
     readonly child: ChildProcess,
+    private readonly leaseEndsTerms: boolean,
   ) {
     child.on('message', (message: CandidateReport) => {
       this.reports.push(message);
@@ -28,18 +43,35 @@ export class CandidateProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  /** Starts a candidate and resolves once its Elector has started (first outcome known). */
-  static async start(config: CandidateConfig, timeoutMs = 30_000): Promise<CandidateProcess> {
-    const child = fork(CANDIDATE_SCRIPT, [], {
+  /**
+   * Starts a candidate and resolves once it is ready (its first outcome known). A child that
+   * reports an error, exits or stays silent for `timeoutMs` is killed, and the start fails.
+   */
+  static async start(config: CandidateConfig, timeoutMs = 30_000, options: CandidateProcessOptions = {}): Promise<CandidateProcess> {
+    const child = fork(options.script ?? CANDIDATE_SCRIPT, [], {
       env: { ...process.env, CONCLAVE_CANDIDATE: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const candidate = new CandidateProcess(config, child);
-    await candidate.next((r) => r.type === 'ready' || r.type === 'error', timeoutMs);
-    const failed = candidate.reports.find((r) => r.type === 'error');
-    if (failed && failed.type === 'error') {
+    const candidate = new CandidateProcess(config, child, options.leaseEndsTerms ?? true);
+    const first = await new Promise<CandidateReport | string>((resolve) => {
+      const settle = (outcome: CandidateReport | string) => {
+        clearTimeout(timer);
+        off();
+        child.off('close', onClose);
+        resolve(outcome);
+      };
+      const timer = setTimeout(() => settle(`no ready report within ${timeoutMs} ms`), timeoutMs);
+      const off = candidate.onReport((r) => {
+        if (r.type === 'ready' || r.type === 'error') settle(r);
+      });
+      // 'close' waits for the IPC channel, so an error reported on the way out is seen first.
+      const onClose = () => settle('exited before it was ready');
+      child.once('close', onClose);
+    });
+    if (typeof first === 'string' || first.type === 'error') {
       candidate.kill('SIGKILL');
-      throw new Error(`candidate ${config.candidateId} failed to start: ${failed.message}`);
+      const why = typeof first === 'string' ? first : first.message;
+      throw new Error(`${options.name ?? 'candidate'} ${config.candidateId} failed to start: ${why}`);
     }
     return candidate;
   }
@@ -136,15 +168,15 @@ export class CandidateProcess {
   /**
    * This candidate's reports as history events for the split-brain checker, keyed by `key`
    * (the process), so a duplicate of its candidate id is a different leader. A `revoked` event
-   * carries `leaseEndMs` when the candidate reported its leases: the latest instant its
-   * `isLeader()` could be true in that term (a frozen process reports its revocation only when it
-   * wakes, long after its lease ran out).
+   * carries `leaseEndMs` when the candidate reported its leases and `leaseEndsTerms` holds: the
+   * latest instant its `isLeader()` could be true in that term (a frozen process reports its
+   * revocation only when it wakes, long after its lease ran out).
    */
   history(): TermHistoryEvent[] {
     const events: TermHistoryEvent[] = [];
     const leaseEnd = new Map<number, number>();
     for (const r of this.reports) {
-      if (r.type === 'lease') leaseEnd.set(r.token, Math.max(leaseEnd.get(r.token) ?? -Infinity, r.untilMs));
+      if (r.type === 'lease' && this.leaseEndsTerms) leaseEnd.set(r.token, Math.max(leaseEnd.get(r.token) ?? -Infinity, r.untilMs));
       if (r.type === 'elected' || r.type === 'work') {
         events.push({ atMs: r.atMs, candidateId: this.id, process: this.key, kind: r.type, token: r.token });
       } else if (r.type === 'revoked') {
