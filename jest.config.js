@@ -13,6 +13,7 @@ module.exports = {
   },
   moduleNameMapper: {
     '^@conclave/test-harness$': '<rootDir>/test-harness/src/index.ts',
+    '^@conclave/test-harness/tools$': '<rootDir>/test-harness/src/tools.ts',
     '^@conclave/core/internal$': '<rootDir>/packages/core/src/internal.ts',
     '^@conclave/(core|mysql|redis|zookeeper|migrate|cli)$': '<rootDir>/packages/$1/src/index.ts',
   },

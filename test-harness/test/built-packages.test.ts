@@ -12,6 +12,8 @@ const PACKAGES: Array<[string, string]> = [
   ['@conclave/redis', 'RedisBackend'],
   ['@conclave/zookeeper', 'ZookeeperBackend'],
   ['@conclave/cli', 'runDemo'],
+  // Loaded by bench outside Jest: nothing under it may import Jest.
+  ['@conclave/test-harness/tools', 'CandidateProcess'],
 ];
 
 function node(args: string[]): string[] {
