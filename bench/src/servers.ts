@@ -5,7 +5,7 @@
  * - mysql: a private mariadbd (own datadir, free port); if it cannot be started, the shared
  *   server at 127.0.0.1:3306 (then the Questions counter also sees other users' traffic, which
  *   the output says).
- * - zookeeper: a private standalone ZooKeeper (tick 200 ms) started through the test-harness
+ * - zookeeper: a private standalone ZooKeeper (tick 100 ms) started through the test-harness
  *   launcher.
  */
 import { Socket } from 'node:net';
@@ -61,7 +61,7 @@ export async function startTarget(kind: BackendKind, leaseMs: number): Promise<B
     ...server,
     startCandidate: (config) => CandidateProcess.start(config, 30_000),
     // The core's default safety margin for this lease. On ZooKeeper the server's lease is the
-    // session (sessionTimeoutMs = leaseMs here, ended that long after the last contact), while the
+    // session (as long as the lease by default, ended that long after the last contact), while the
     // backend grants the Elector ⅔ of it: the rest is added back too.
     leaseMarginMs: Math.max(50, Math.ceil(leaseMs * 0.02)) + (kind === 'zookeeper' ? leaseMs - Math.floor((leaseMs * 2) / 3) : 0),
   };
@@ -182,17 +182,22 @@ async function startMysql(): Promise<ServerTarget> {
 
 // ---- zookeeper -------------------------------------------------------------------------------
 
+const ZOOKEEPER_TICK_MS = 100;
+
 async function startZookeeper(leaseMs: number): Promise<ServerTarget> {
-  const server = await startZookeeperServer();
+  // The tick the ZooKeeper package README advises for 2–3 s leases: sessions expire on tick
+  // boundaries, so the tick is what a take-over may add to the lease.
+  const server = await startZookeeperServer({ tickTimeMs: ZOOKEEPER_TICK_MS });
   const remove = onCleanup(() => server.close());
   const port = server.port;
   return {
     kind: 'zookeeper',
     port,
-    // The session timeout is the ZooKeeper "lease": a crashed leader's node goes when its session expires.
-    url: (p = port) => `zookeeper://127.0.0.1:${p}?sessionTimeoutMs=${leaseMs}`,
+    // No session option: the backend asks for a session as long as the lease, the ZooKeeper
+    // "lease" (a crashed leader's node goes when its session expires).
+    url: (p = port) => `zookeeper://127.0.0.1:${p}`,
     counterName: 'packets received (mntr zk_packets_received; includes session pings)',
-    description: `private ZooKeeper (standalone, tickTime 200 ms) on 127.0.0.1:${port}, sessionTimeoutMs ${leaseMs}`,
+    description: `private ZooKeeper (standalone, tickTime ${ZOOKEEPER_TICK_MS} ms) on 127.0.0.1:${port}, no session option (session timeout = leaseMs ${leaseMs})`,
     async counters() {
       const mntr = await fourLetterWord(port, 'mntr', 5000);
       const ops = Number(/zk_packets_received\s+(\d+)/.exec(mntr)?.[1] ?? NaN);
