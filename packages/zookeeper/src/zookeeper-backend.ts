@@ -36,7 +36,7 @@ import {
 } from './zookeeper-nodes';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
-import { ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
+import { RequestTimeoutError, ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
 import { ConnectionRefusedError } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
@@ -920,7 +920,15 @@ export class ZookeeperBackend implements ElectionBackend {
         // Even the root cannot be made: the chroot the session lives under does not exist.
         if (zkCode(mkdirpErr) !== Exception.NO_NODE) throw mkdirpErr;
         if (!makeChroot) return empty;
-        if (!(await this.session.ensureChroot(until))) throw mkdirpErr;
+        if (!(await this.session.ensureChroot(until))) {
+          // A client passed in: its chroot is out of our reach (a chrooted session cannot
+          // create it, and we do not know the servers to open another).
+          throw new ConclaveError(
+            'BACKEND_ERROR',
+            'the chroot of the ZooKeeper client passed in does not exist: create it first (a backend given `connect` creates its chroot)',
+            { backend: KIND, election, cause: mkdirpErr },
+          );
+        }
         await mkdirp();
       }
       return empty;
@@ -1148,6 +1156,13 @@ export class ZookeeperBackend implements ElectionBackend {
   }
 
   private toError(err: unknown, election: string, operation: string): ConclaveError {
+    if (err instanceof RequestTimeoutError) {
+      return new ConclaveError('BACKEND_UNAVAILABLE', `${operation}: ZooKeeper did not answer within ${this.requestTimeoutMs} ms`, {
+        backend: KIND,
+        election,
+        cause: err,
+      });
+    }
     if (err instanceof ConclaveError) return err;
     if (err instanceof ConnectionRefusedError) {
       return new ConclaveError('BACKEND_UNAVAILABLE', `${operation}: ${err.message}`, { backend: KIND, election, cause: err });

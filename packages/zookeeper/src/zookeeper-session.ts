@@ -190,7 +190,7 @@ export class ZookeeperSession {
         // A server that answers other requests is busy, not gone; dropping its connection would
         // fail every request in flight and make a loaded server (many elections) busier still.
         if (sentAt !== null && this.lastReplyAt <= sentAt) this.kick(handle);
-        reject(new ConclaveError('BACKEND_UNAVAILABLE', `${what}: ZooKeeper did not answer in time`, { backend: KIND }));
+        reject(new RequestTimeoutError(what));
       }, Math.max(1, until - performance.now()));
       const done: Callback<T> = (error, value) => {
         if (sentAt !== null) this.lastReplyAt = performance.now();
@@ -438,6 +438,16 @@ export class ZookeeperSession {
     if (!this.isCurrent(handle) || handle.client.getState() !== State.SYNC_CONNECTED) return;
     this.lastKick = now;
     socketOf(handle.client)?.destroy();
+  }
+}
+
+/**
+ * A request that got no answer by its deadline. Its message names the internal step (kept as
+ * the cause); the backend reports the operation the caller asked for (see `toError`).
+ */
+export class RequestTimeoutError extends ConclaveError {
+  constructor(readonly step: string) {
+    super('BACKEND_UNAVAILABLE', `${step}: ZooKeeper did not answer in time`, { backend: KIND });
   }
 }
 

@@ -91,3 +91,25 @@ test('a chroot that cannot be created fails the campaign with a ConclaveError na
   expect((err as Error).message).toMatch(new RegExp(`^cannot create the ZooKeeper chroot ${parent}/app: NO_AUTH`));
   expect((err as Error).message).not.toMatch(/zksecret/);
 });
+
+test('a client passed in under a missing chroot fails the campaign with a ConclaveError that says to create it, and creates nothing', async () => {
+  const chroot = `/app-${run}-client`;
+  const client = createClient(`${server!.connect}${chroot}`, { sessionTimeout: 3000 });
+  await new Promise<void>((resolve) => {
+    client.once('connected', () => resolve());
+    client.connect();
+  });
+  const b = new ZookeeperBackend({ client, requestTimeoutMs: 3000 });
+  backends.push(b);
+  try {
+    const err = await b.campaign({ election: 'e', candidateId: 'a', leaseMs: 1500 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+    expect((err as Error).message).toMatch(/^the chroot of the ZooKeeper client passed in does not exist: create it first/);
+    expect(await exists(chroot)).toBe(false);
+  } finally {
+    client.close();
+  }
+});
