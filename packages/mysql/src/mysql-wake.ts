@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { MysqlDedicatedConnection, MysqlExecutor } from './mysql-pool';
+import type { MysqlExecutor } from './mysql-pool';
+import type { MysqlDedicatedConnection } from './mysql-pool-types';
 import { bind, lockName } from './mysql-sql';
 
 /** How long one follower's `GET_LOCK` blocks before it is sent again, s (one statement per this, per watched election). */
