@@ -3,5 +3,5 @@ export { DEFAULT_TABLE, MYSQL_URI_PARAMETERS, assertTableName, parseMysqlUri } f
 export { mysql2SslOption } from './mysql-tls';
 export type { Mysql2SslOption, MysqlTlsSettings } from './mysql-tls';
 export type { MysqlBackendOptions, MysqlBackendCommonOptions, MysqlUriSettings } from './mysql-options';
-export type { MysqlPool, MysqlPoolConnection, MysqlDedicatedConnection, MysqlPoolInput, MysqlPoolLike } from './mysql-pool';
+export type { MysqlPool, MysqlPoolConnection, MysqlDedicatedConnection, MysqlPoolInput, MysqlPoolLike } from './mysql-pool-types';
 export { schemaSql } from './mysql-sql';

@@ -39,32 +39,13 @@ import {
   type CampaignGroup,
 } from './mysql-sql';
 import { MysqlWakeChannel } from './mysql-wake';
+import { MAX_BATCH, bySize, campaignBytes, renewBytes } from './mysql-batch-size';
+import { leaderInfo, toRows } from './mysql-rows';
 
 const KIND = 'mysql';
 
 /** Every field is a column of the lease row (`transitions` counts from when the column was added). */
 const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
-
-/**
- * Largest batch of one turn: a process renews (or campaigns for) up to this many elections in one
- * query. Measured on MariaDB 10.11 (bench/README.md): a 10 000-row renewal UPDATE with its
- * row-constructor IN plus the read-back SELECT takes ≈ 60–110 ms and ≈ 1.7 MB of SQL with short
- * names; a 10 000-row campaign upsert ≈ 60–90 ms.
- */
-export const MAX_BATCH = 10_000;
-/**
- * Largest query sent at once, bytes: below MySQL 5.7's default max_allowed_packet (4 MiB; MariaDB
- * 16 MiB, MySQL 8 64 MiB). A batch whose SQL would be larger (long election names or candidate
- * ids) is cut into several queries, sent at the same time.
- */
-export const MAX_QUERY_BYTES = 3 * 1024 * 1024;
-
-interface LeaseRow {
-  holder: string | null;
-  term: number;
-  /** Time left on the server's clock, µs; null when released or cleared. */
-  remainingUs: number | null;
-}
 
 /**
  * No `watchLeader`: the named-lock wake-up tells a session that a term ended (its leader released
@@ -397,77 +378,8 @@ export class MysqlBackend implements ElectionBackend {
   }
 }
 
-/** Bytes of a hex literal X'…' for a string. */
-function hexBytes(value: string): number {
-  return Buffer.byteLength(value, 'utf8') * 2 + 3;
-}
-
-/** Upper estimate of the SQL one campaign adds to a batch (VALUES row + read-back name). */
-function campaignBytes(r: CampaignRequest): number {
-  return 2 * hexBytes(r.election) + hexBytes(r.candidateId) + (r.value === undefined ? 0 : 2 * hexBytes(r.value)) + 96;
-}
-
-/** Upper estimate of the SQL one renewal adds (name IN, row-constructor tuple, read-back name). */
-function renewBytes(r: RenewRequest): number {
-  return 3 * hexBytes(r.election) + hexBytes(r.candidateId) + 32;
-}
-
-/**
- * Runs `flush` on the whole batch, or, if its SQL would pass MAX_QUERY_BYTES, on consecutive
- * chunks that each fit (sent at the same time), and joins the results in order.
- */
-async function bySize<R, T>(requests: R[], size: (r: R) => number, flush: (chunk: R[]) => Promise<T[]>): Promise<T[]> {
-  const chunks: R[][] = [];
-  let chunk: R[] = [];
-  let bytes = 1024;
-  for (const r of requests) {
-    const b = size(r);
-    if (chunk.length > 0 && bytes + b > MAX_QUERY_BYTES) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 1024;
-    }
-    chunk.push(r);
-    bytes += b;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  if (chunks.length <= 1) return flush(requests);
-  return (await Promise.all(chunks.map(flush))).flat();
-}
-
 function unique<T>(values: T[]): T[] {
   return [...new Set(values)];
-}
-
-function toRows(result: unknown): Map<string, LeaseRow> {
-  const rows = new Map<string, LeaseRow>();
-  for (const r of (result ?? []) as Array<Record<string, unknown>>) {
-    rows.set(String(r.name), {
-      holder: r.holder === null || r.holder === undefined ? null : String(r.holder),
-      term: Number(r.term),
-      remainingUs: r.remaining_us === null || r.remaining_us === undefined ? null : Number(r.remaining_us),
-    });
-  }
-  return rows;
-}
-
-/** A `leaderSql` row as `LeaderInfo`; a NULL column (not known) leaves its field out. */
-function leaderInfo(row: Record<string, unknown>): LeaderInfo {
-  const info: LeaderInfo = { candidateId: candidateOf(String(row.holder)), token: Number(row.term) };
-  if (row.holder_value !== null && row.holder_value !== undefined) {
-    info.value = Buffer.isBuffer(row.holder_value) ? row.holder_value.toString('utf8') : String(row.holder_value);
-  }
-  const ms = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
-  const since = ms(row.since_ms);
-  const renewedAt = ms(row.renewed_ms);
-  const leaseEndsAt = ms(row.ends_ms);
-  if (since !== undefined) info.since = since;
-  if (renewedAt !== undefined) info.renewedAt = renewedAt;
-  if (leaseEndsAt !== undefined) info.leaseEndsAt = leaseEndsAt;
-  // 0: the term started before the column existed, so its count is not known.
-  const transitions = Number(row.transitions);
-  if (transitions > 0) info.transitions = transitions;
-  return info;
 }
 
 /** ER_DUP_FIELDNAME: the column is already there. */

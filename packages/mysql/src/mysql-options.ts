@@ -1,7 +1,7 @@
 import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
-import type { MysqlPoolInput, MysqlPoolSource } from './mysql-pool';
+import type { MysqlPoolInput } from './mysql-pool-types';
 
 const KIND = 'mysql';
 
@@ -87,6 +87,12 @@ export interface MysqlUriSettings {
   /** TLS from `ssl`, `sslCa`, `sslCert`, `sslKey`, `sslRejectUnauthorized`; absent: plain TCP. */
   tls?: MysqlTlsSettings;
 }
+
+/** Where the pool comes from; decides who closes it. */
+export type MysqlPoolSource =
+  | { kind: 'uri'; settings: MysqlUriSettings }
+  | { kind: 'pool'; pool: MysqlPoolInput }
+  | { kind: 'factory'; factory: () => Promise<MysqlPoolInput> };
 
 export interface ResolvedMysqlOptions {
   table: string;

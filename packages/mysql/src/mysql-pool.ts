@@ -1,57 +1,10 @@
 import { createConnection, createPool } from 'mysql2';
 import { mysql2SslOption } from './mysql-tls';
 import { ConclaveError } from '@conclave/core';
-import type { MysqlUriSettings } from './mysql-options';
+import type { MysqlPoolSource } from './mysql-options';
+import type { MysqlDedicatedConnection, MysqlPool, MysqlPoolConnection } from './mysql-pool-types';
 
 const KIND = 'mysql';
-
-/**
- * The part of a mysql2 (callback) pool that conclave uses. Structural, so that the package does
- * not tie users to one mysql2 type version; a `mysql2/promise` pool is accepted too (its `.pool`
- * is this).
- */
-export interface MysqlPool {
-  getConnection(callback: (err: unknown, connection: MysqlPoolConnection) => void): void;
-  end?(callback?: (err?: unknown) => void): void;
-  on?(event: 'connection', listener: (connection: MysqlPoolConnection) => void): unknown;
-  config?: { connectionConfig?: { multipleStatements?: boolean } };
-}
-
-/**
- * A pool you pass in: a mysql2 callback pool (`createPool()`), or a `mysql2/promise` pool, whose
- * `.pool` is the callback pool conclave uses. Typed only by the method conclave looks for (and
- * checks at run time), so that the pools of every mysql2 3.x release type-check.
- */
-export type MysqlPoolInput = MysqlPoolLike | { pool: MysqlPoolLike };
-
-/** Anything with mysql2's `getConnection`. */
-export interface MysqlPoolLike {
-  getConnection(...args: any[]): unknown;
-}
-
-/** The part of a mysql2 pooled connection that conclave uses. */
-export interface MysqlPoolConnection {
-  query(sql: string, callback: (err: unknown, results: unknown) => void): unknown;
-  release(): void;
-  destroy(): void;
-  on(event: 'error', listener: (err: unknown) => void): unknown;
-  threadId?: number | null;
-}
-
-/** A connection kept for one job (holding or waiting on named locks); only ever destroyed. */
-export interface MysqlDedicatedConnection {
-  query(sql: string, callback: (err: unknown, results: unknown) => void): unknown;
-  destroy(): void;
-  /** The server's connection id, for `KILL QUERY`. */
-  threadId?: number | null;
-  on(event: 'error', listener: (err: unknown) => void): unknown;
-}
-
-/** Where the pool comes from; decides who closes it. */
-export type MysqlPoolSource =
-  | { kind: 'uri'; settings: MysqlUriSettings }
-  | { kind: 'pool'; pool: MysqlPoolInput }
-  | { kind: 'factory'; factory: () => Promise<MysqlPoolInput> };
 
 /** Accepts a callback pool, or a mysql2/promise pool whose `.pool` is one. */
 function asCallbackPool(value: unknown): MysqlPool {

@@ -14,6 +14,7 @@
  *   (see `campaignScript`).
  */
 
+import { createHash } from 'node:crypto';
 import { candidateOf, tombstoneHolder } from '@conclave/core';
 
 /** A value that goes into SQL: strings as hex literals, numbers as safe integers, null as NULL. */
@@ -303,7 +304,11 @@ FROM ${q(table)} WHERE name = ? AND ${HELD}`,
   );
 }
 
-/** A named-lock name for a term: ≤ 64 characters as MySQL 5.7+ requires, whatever the election's length. */
-export function lockName(digest: string, term: number): string {
+/**
+ * The named lock of an election's term. MySQL 5.7+ allows 64 characters and an election name may
+ * have 128, so table and election are hashed.
+ */
+export function lockName(table: string, election: string, term: number): string {
+  const digest = createHash('sha256').update(`${table}\0${election}`).digest('base64url').slice(0, 32);
   return `conclave:${digest}:${term}`;
 }
