@@ -12,63 +12,27 @@ import { withTimeout } from './timing';
 import { warnWhenUnreachable } from './unreachable-warning';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
+import type {
+  ElectedEvent,
+  ElectorHealth,
+  LeaderTask,
+  LeadershipState,
+  LeaseContext,
+  RevokeReason,
+  RevokedEvent,
+  Role,
+} from './elector-types';
 
-export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
-
-/** Why leadership was given up. */
-export type RevokeReason =
-  /** `stepDown()` was called. */
-  | 'stepped-down'
-  /** `pause()` was called. */
-  | 'paused'
-  /** `stop()` was called. */
-  | 'stopped'
-  /** The lease ran out on this process's monotonic clock before a renewal was confirmed. */
-  | 'lease-expired'
-  /** The backend said another candidate holds the lease (taken over, forced or cleared). */
-  | 'lease-lost';
-
-export interface LeadershipState {
-  role: Role;
-  /** Who leads, as far as this candidate can see; `null` when unknown or nobody. */
-  leaderId: string | null;
-  /** The fencing token of the term led by `leaderId`, when known. */
-  token: number | null;
-  /** Why the last change of role happened, when it was a loss of leadership. */
-  reason?: RevokeReason;
-}
-
-export interface ElectedEvent {
-  token: number;
-  reason: 'acquired';
-}
-
-export interface RevokedEvent {
-  token: number;
-  reason: RevokeReason;
-}
-
-/** What a `whileLeader` task receives for one term. */
-export interface LeaseContext {
-  /** The fencing token of this term: pass it to the resources you guard. */
-  token: number;
-  /** Aborts when this term ends: step-down, stop, pause, lost lease, or lost contact before expiry. */
-  signal: AbortSignal;
-}
-
-export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
-
-/** What `health()` reports; `ok` is what a liveness probe should look at. */
-export interface ElectorHealth {
-  ok: boolean;
-  role: Role;
-  /** Time left before the leader's deadline, ms; `null` when not leading. */
-  leaseRemainingMs: number | null;
-  /** Backend calls that failed in a row. */
-  consecutiveFailures: number;
-  /** Why `ok` is false. */
-  problem?: string;
-}
+export type {
+  Role,
+  RevokeReason,
+  LeadershipState,
+  ElectedEvent,
+  RevokedEvent,
+  LeaseContext,
+  LeaderTask,
+  ElectorHealth,
+} from './elector-types';
 
 interface Term {
   token: number;
