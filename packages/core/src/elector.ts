@@ -496,7 +496,7 @@ export class Elector {
         nextCampaign(
           {
             nowMs: performance.now(),
-            ...(result.leaseRemainingMs === undefined ? {} : { leaseRemainingMs: result.leaseRemainingMs }),
+            leaseRemainingMs: result.leaseRemainingMs,
             push: this.backend.capabilities.push,
             // Pacing ignores push for a record naming us, so do not ask the backend then.
             watching: !namedSelf && this.pushActive(),
