@@ -6,69 +6,52 @@ import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
 import { electorMetrics, type ElectorMetrics } from './metrics';
-import { GridTimers, gridTimers } from './grid-timers';
+import { gridTimers } from './grid-timers';
 import { candidateOf, candidateOfNullable, newInstanceId } from './instance-id';
 import { withTimeout } from './timing';
 import { warnWhenUnreachable } from './unreachable-warning';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
+import type {
+  ElectedEvent,
+  ElectorHealth,
+  LeaderTask,
+  LeadershipState,
+  LeaseContext,
+  RevokeReason,
+  RevokedEvent,
+  Role,
+} from './elector-types';
+import {
+  afterRenewFailed,
+  afterRenewed,
+  afterStaleTerm,
+  afterStepDown,
+  campaignBackoff,
+  campaignTimeoutMs,
+  judgeGrant,
+  leaseDeadline,
+  mustStepDown,
+  nextCampaign,
+  nextRenewal,
+  onChangePushed,
+  renewInterval,
+  renewTimeoutMs,
+  stepDownHoldOffUntil,
+  usableLeaseMs,
+  type PacingDecision,
+} from './elector-pacing';
 
-export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
-
-/** Why leadership was given up. */
-export type RevokeReason =
-  /** `stepDown()` was called. */
-  | 'stepped-down'
-  /** `pause()` was called. */
-  | 'paused'
-  /** `stop()` was called. */
-  | 'stopped'
-  /** The lease ran out on this process's monotonic clock before a renewal was confirmed. */
-  | 'lease-expired'
-  /** The backend said another candidate holds the lease (taken over, forced or cleared). */
-  | 'lease-lost';
-
-export interface LeadershipState {
-  role: Role;
-  /** Who leads, as far as this candidate can see; `null` when unknown or nobody. */
-  leaderId: string | null;
-  /** The fencing token of the term led by `leaderId`, when known. */
-  token: number | null;
-  /** Why the last change of role happened, when it was a loss of leadership. */
-  reason?: RevokeReason;
-}
-
-export interface ElectedEvent {
-  token: number;
-  reason: 'acquired';
-}
-
-export interface RevokedEvent {
-  token: number;
-  reason: RevokeReason;
-}
-
-/** What a `whileLeader` task receives for one term. */
-export interface LeaseContext {
-  /** The fencing token of this term: pass it to the resources you guard. */
-  token: number;
-  /** Aborts when this term ends: step-down, stop, pause, lost lease, or lost contact before expiry. */
-  signal: AbortSignal;
-}
-
-export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
-
-/** What `health()` reports; `ok` is what a liveness probe should look at. */
-export interface ElectorHealth {
-  ok: boolean;
-  role: Role;
-  /** Time left before the leader's deadline, ms; `null` when not leading. */
-  leaseRemainingMs: number | null;
-  /** Backend calls that failed in a row. */
-  consecutiveFailures: number;
-  /** Why `ok` is false. */
-  problem?: string;
-}
+export type {
+  Role,
+  RevokeReason,
+  LeadershipState,
+  ElectedEvent,
+  RevokedEvent,
+  LeaseContext,
+  LeaderTask,
+  ElectorHealth,
+} from './elector-types';
 
 interface Term {
   token: number;
@@ -79,9 +62,6 @@ interface Term {
   controller: AbortController;
 }
 
-const MIN_RETRY_MS = 10;
-const POLL_GRID_MS = 10;
-
 /**
  * One candidate in one election. See the README for the contract; in brief:
  * `start()` campaigns, `isLeader()` answers synchronously and turns false on the monotonic
@@ -89,7 +69,8 @@ const POLL_GRID_MS = 10;
  *
  * Internally one backend call is in flight at a time; a timer drives the next call (renew as
  * leader, campaign as follower), and a second timer ends the term at its deadline whether or not
- * the backend ever answers.
+ * the backend ever answers. When each call comes is decided in elector-pacing.ts; this class
+ * reads the clock, keeps the state, and arms the timers those decisions name.
  */
 export class Elector {
   readonly election: string;
@@ -290,11 +271,12 @@ export class Elector {
   async stepDown(): Promise<void> {
     if (this.role !== 'leader') return;
     const token = this.term!.token;
-    // Stay out long enough for a follower that missed the wake-up to poll (every retryMs) first.
-    this.holdOffUntil = performance.now() + 2 * this.options.retryMs;
+    this.holdOffUntil = stepDownHoldOffUntil(performance.now(), this.options);
     this.revoke('stepped-down');
     await this.releaseExclusive(token);
-    if (this.currentRole() === 'follower') this.schedule(this.holdOffUntil - performance.now());
+    if (this.currentRole() === 'follower') {
+      this.follow(afterStepDown({ nowMs: performance.now(), holdOffUntilMs: this.holdOffUntil }));
+    }
   }
 
   /** Stops campaigning without stopping; a leader steps down and releases. */
@@ -400,14 +382,24 @@ export class Elector {
     this.cancelStep = null;
   }
 
+  /**
+   * Arms what a pacing decision names. The step itself does what the role calls for when it runs
+   * (the role may change before the timer fires).
+   */
+  private follow(next: PacingDecision): void {
+    if (next.action === 'step-down') this.revoke('lease-expired');
+    else if (next.action === 'wait-for-push') return;
+    else if ('slotMs' in next) this.scheduleAtSlot(next.slotMs);
+    else this.schedule(next.delayMs);
+  }
+
   private onChangeHint(): void {
     if (this.role !== 'follower' && this.role !== 'leader') return;
     if (this.busy) {
       this.wakeRequested = true;
       return;
     }
-    const wait = this.holdOffUntil - performance.now();
-    this.schedule(this.role === 'follower' && wait > 0 ? wait : 0);
+    this.follow(onChangePushed({ role: this.role, nowMs: performance.now(), holdOffUntilMs: this.holdOffUntil }));
   }
 
   private step(): void {
@@ -448,14 +440,14 @@ export class Elector {
       result = await this.timed(
         'campaign',
         this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs, ...(value === undefined ? {} : { value }) }),
-        leaseMs - safetyMarginMs,
+        campaignTimeoutMs(this.options),
         () => this.unavailable('campaign timed out'),
       );
     } catch (err) {
       if (epoch !== this.epoch) return;
       this.onFailure('campaign', err);
       this.resolveFirstOutcome();
-      this.schedule(this.backoffMs());
+      this.follow(this.backoff());
       return;
     }
     if (epoch !== this.epoch) {
@@ -464,28 +456,30 @@ export class Elector {
     }
     this.onSuccess();
     if (result.role === 'leader') {
-      const deadline = sentAt + Math.min(result.leaseMs, leaseMs) - safetyMarginMs;
-      if (this.lastToken !== null && result.token <= this.lastToken) {
+      const usable = usableLeaseMs(result.leaseMs, leaseMs);
+      const deadline = leaseDeadline(sentAt, usable, safetyMarginMs);
+      const now = performance.now();
+      const grant = judgeGrant({ nowMs: now, token: result.token, lastToken: this.lastToken, deadlineMs: deadline });
+      if (grant === 'stale-term') {
         // The server still holds our previous term, which we already gave up locally. Leading it
         // again would repeat a token; release it and take a fresh term instead.
         this.log.debug({ ...this.context(), token: result.token }, 'releasing a term already given up');
         await this.releaseNow(result.token);
-        if (this.backend.capabilities.tokenFloor && this.backend.raiseTokenFloor) {
+        const canRaiseTokenFloor = !!(this.backend.capabilities.tokenFloor && this.backend.raiseTokenFloor);
+        if (canRaiseTokenFloor) {
           // A server that lost its counter (a restart without persistence) would hand out old
           // tokens for a while: lift it past ours instead of looping until it gets there.
-          await this.backend.raiseTokenFloor(this.election, this.lastToken).catch((err: unknown) => {
+          await this.backend.raiseTokenFloor!(this.election, this.lastToken!).catch((err: unknown) => {
             this.log.warn({ ...this.context(), err }, 'could not raise the token floor');
           });
-          this.schedule(MIN_RETRY_MS);
-        } else {
-          this.schedule(this.options.retryMs);
         }
-      } else if (performance.now() >= deadline) {
+        this.follow(afterStaleTerm({ canRaiseTokenFloor }, this.options));
+      } else if (grant === 'too-late') {
         this.log.warn({ ...this.context(), token: result.token }, 'lease granted too late to use; releasing it');
         await this.releaseNow(result.token);
-        this.schedule(this.backoffMs());
+        this.follow(this.backoff());
       } else {
-        this.becomeLeader(result.token, deadline, Math.min(result.leaseMs, leaseMs));
+        this.becomeLeader(result.token, deadline, usable);
       }
     } else {
       const leaderId = candidateOfNullable(result.leaderId);
@@ -493,94 +487,84 @@ export class Elector {
         this.publish({ role: 'follower', leaderId, token: result.token, reason: this.state.reason });
       }
       this.noticeDuplicate(result.leaderId);
-      if (result.leaderId === this.instanceId) {
-        // The backend names us leader yet did not give us the lease (a stale node or row of
-        // ours): look again at retryMs rather than wait for a push that may never come.
+      const namedSelf = result.leaderId === this.instanceId;
+      if (namedSelf) {
+        // A stale node or row of ours; pacing looks again at retryMs.
         this.log.warn({ ...this.context() }, 'backend reports this candidate as leader without a lease');
-        this.schedule(this.options.retryMs);
-      } else {
-        this.scheduleFollowerPoll(result.leaseRemainingMs);
       }
+      this.follow(
+        nextCampaign(
+          {
+            nowMs: performance.now(),
+            leaseRemainingMs: result.leaseRemainingMs,
+            push: this.backend.capabilities.push,
+            // Pacing ignores push for a record naming us, so do not ask the backend then.
+            watching: !namedSelf && this.pushActive(),
+            namedSelf,
+            holdOffUntilMs: this.holdOffUntil,
+          },
+          this.options,
+        ),
+      );
     }
     this.resolveFirstOutcome();
   }
 
   private async renewOnce(): Promise<void> {
     const term = this.term!;
-    if (performance.now() >= term.deadline) {
+    const sentAt = performance.now();
+    if (mustStepDown(sentAt, term.deadline)) {
       this.revoke('lease-expired');
       return;
     }
     const epoch = this.epoch;
-    const { leaseMs, safetyMarginMs } = this.options;
-    const sentAt = performance.now();
+    const { leaseMs } = this.options;
     try {
       const result = await this.timed(
         'renew',
         this.backend.renew({ election: this.election, candidateId: this.instanceId, token: term.token, leaseMs }),
-        Math.max(1, term.deadline - sentAt),
+        renewTimeoutMs(sentAt, term.deadline),
         () => this.unavailable('renew timed out'),
       );
       if (epoch !== this.epoch) return;
       this.onSuccess();
-      if (performance.now() >= term.deadline) {
+      const now = performance.now();
+      if (mustStepDown(now, term.deadline)) {
         // The answer came after the deadline, before the deadline timer ran (a stalled loop):
         // isLeader() has already said false, and a term that ended does not come back.
         this.revoke('lease-expired');
         return;
       }
       if (result.held) {
-        const granted = Math.min(result.leaseMs, leaseMs);
-        const deadline = sentAt + granted - safetyMarginMs;
-        if (deadline > term.deadline) this.setDeadline(term, deadline);
-        term.renewEveryMs = this.renewInterval(granted);
-        this.scheduleRenewal();
+        const renewed = afterRenewed({ sentAtMs: sentAt, grantedMs: result.leaseMs, deadlineMs: term.deadline }, this.options);
+        if (renewed.extended) this.setDeadline(term, renewed.deadlineMs);
+        term.renewEveryMs = renewed.renewEveryMs;
+        this.follow(nextRenewal({ nowMs: now, deadlineMs: term.deadline, renewEveryMs: term.renewEveryMs }));
       } else {
         this.revoke('lease-lost', candidateOfNullable(result.leaderId));
       }
     } catch (err) {
       if (epoch !== this.epoch) return;
       this.onFailure('renew', err);
-      const left = term.deadline - performance.now();
-      if (left <= 0) this.revoke('lease-expired');
-      else this.schedule(Math.max(MIN_RETRY_MS, Math.min(this.options.retryMs, left / 3)));
+      this.follow(afterRenewFailed({ nowMs: performance.now(), deadlineMs: term.deadline }, this.options));
     }
-  }
-
-  private scheduleFollowerPoll(leaseRemainingMs: number | undefined): void {
-    // Try again when the current lease can end (the server told us when), and no later than
-    // retryMs unless the backend's push never misses a change.
-    const hint = leaseRemainingMs === undefined ? undefined : Math.max(0, leaseRemainingMs) + 1;
-    let delay: number | undefined;
-    if (this.pushActive()) {
-      // A change is pushed to us, so only the end of the current lease (a crash) needs a look;
-      // with best-effort push and no hint, poll at retryMs as a fallback.
-      delay = hint ?? (this.backend.capabilities.push === 'reliable' ? undefined : this.options.retryMs);
-    } else {
-      delay = Math.min(hint ?? Infinity, this.options.retryMs);
-    }
-    const holdOff = this.holdOffUntil - performance.now();
-    if (holdOff > 0) delay = Math.max(delay ?? holdOff, holdOff);
-    if (delay === undefined) return; // reliable push: the next watch event wakes us
-    // Round up to a shared grid so that many Electors on one backend poll in the same turn and
-    // their calls can be batched.
-    this.scheduleAtSlot(GridTimers.nextSlot(delay, POLL_GRID_MS));
   }
 
   // ---- transitions ----------------------------------------------------------------------
 
-  private becomeLeader(token: number, deadline: number, grantedMs: number): void {
+  private becomeLeader(token: number, deadline: number, usableMs: number): void {
     this.noticeDuplicate(null);
     this.epoch++;
     this.role = 'leader';
     this.lastToken = token;
-    const term: Term = { token, deadline, renewEveryMs: this.renewInterval(grantedMs), controller: new AbortController() };
+    const term: Term = { token, deadline, renewEveryMs: renewInterval(usableMs, this.options), controller: new AbortController() };
     this.term = term;
     this.setDeadline(term, deadline);
     this.publish({ role: 'leader', leaderId: this.candidateId, token });
     this.log.info({ ...this.context(), token }, 'elected');
     this.electedSubject.next({ token, reason: 'acquired' });
-    this.scheduleRenewal();
+    // Read the clock again: the subscribers above run synchronously and may take a while.
+    this.follow(nextRenewal({ nowMs: performance.now(), deadlineMs: deadline, renewEveryMs: term.renewEveryMs }));
     for (const task of this.tasks) {
       if (this.term === term) this.runTask(task, term);
     }
@@ -640,7 +624,7 @@ export class Elector {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = setTimeout(() => {
       this.deadlineTimer = null;
-      if (this.term === term && performance.now() >= term.deadline) this.revoke('lease-expired');
+      if (this.term === term && mustStepDown(performance.now(), term.deadline)) this.revoke('lease-expired');
       else if (this.term === term) this.setDeadline(term, term.deadline);
     }, Math.max(0, deadline - performance.now()));
   }
@@ -768,35 +752,9 @@ export class Elector {
     this.backendStates.answered();
   }
 
-  /** Exponential backoff from retryMs up to leaseMs, with jitter so candidates spread out. */
-  private backoffMs(): number {
-    const { retryMs, leaseMs } = this.options;
-    const base = Math.min(retryMs * 2 ** Math.min(this.failures - 1, 10), Math.max(retryMs, leaseMs));
-    return Math.max(MIN_RETRY_MS, Math.round(base * (0.5 + Math.random() * 0.5)));
-  }
-
-  /**
-   * How often to renew a lease of `grantedMs`: renewMs, or half of what the lease leaves usable
-   * when the backend grants less than asked (a short ZooKeeper session), rounded down to 10 ms so
-   * that Electors with the same grant share a grid.
-   */
-  private renewInterval(grantedMs: number): number {
-    const half = Math.floor((grantedMs - this.options.safetyMarginMs) / 2 / 10) * 10;
-    return Math.max(MIN_RETRY_MS, Math.min(this.options.renewMs, half));
-  }
-
-  /**
-   * Renewals fall on a grid of the term's renew interval, shared by every Elector with the same
-   * interval, so a backend can renew all the leases of a process in one batch. Off the grid only
-   * when the deadline is nearer than the next slot allows (after failed renewals).
-   */
-  private scheduleRenewal(): void {
-    const term = this.term;
-    if (!term) return;
-    const slot = GridTimers.nextSlot(1, term.renewEveryMs);
-    const left = term.deadline - performance.now();
-    if (slot - performance.now() <= left / 2) this.scheduleAtSlot(slot);
-    else this.schedule(Math.max(MIN_RETRY_MS, left / 2));
+  /** The next campaign after a failure; the random draw spreads candidates out. */
+  private backoff(): PacingDecision {
+    return campaignBackoff({ failures: this.failures, jitter: Math.random() }, this.options);
   }
 
   private unavailable(message: string): ConclaveError {

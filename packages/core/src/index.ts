@@ -20,7 +20,7 @@ export type {
   LeaseContext,
   LeaderTask,
   ElectorHealth,
-} from './elector';
+} from './elector-types';
 export { MAX_TIMER_MS } from './wait-for-leadership';
 export type { WaitForLeadershipOptions } from './wait-for-leadership';
 export { runOnce } from './run-once';

@@ -1,0 +1,62 @@
+/**
+ * The Elector's public types: its roles, state snapshots, events, the lease a leader task
+ * receives and its health report. Kept apart from the state machine so that code which only
+ * needs the shapes (backends, helpers, tests) need not pull the Elector in.
+ */
+
+export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
+
+/** Why leadership was given up. */
+export type RevokeReason =
+  /** `stepDown()` was called. */
+  | 'stepped-down'
+  /** `pause()` was called. */
+  | 'paused'
+  /** `stop()` was called. */
+  | 'stopped'
+  /** The lease ran out on this process's monotonic clock before a renewal was confirmed. */
+  | 'lease-expired'
+  /** The backend said another candidate holds the lease (taken over, forced or cleared). */
+  | 'lease-lost';
+
+export interface LeadershipState {
+  role: Role;
+  /** Who leads, as far as this candidate can see; `null` when unknown or nobody. */
+  leaderId: string | null;
+  /** The fencing token of the term led by `leaderId`, when known. */
+  token: number | null;
+  /** Why the last change of role happened, when it was a loss of leadership. */
+  reason?: RevokeReason;
+}
+
+export interface ElectedEvent {
+  token: number;
+  reason: 'acquired';
+}
+
+export interface RevokedEvent {
+  token: number;
+  reason: RevokeReason;
+}
+
+/** What a `whileLeader` task receives for one term. */
+export interface LeaseContext {
+  /** The fencing token of this term: pass it to the resources you guard. */
+  token: number;
+  /** Aborts when this term ends: step-down, stop, pause, lost lease, or lost contact before expiry. */
+  signal: AbortSignal;
+}
+
+export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
+
+/** What `health()` reports; `ok` is what a liveness probe should look at. */
+export interface ElectorHealth {
+  ok: boolean;
+  role: Role;
+  /** Time left before the leader's deadline, ms; `null` when not leading. */
+  leaseRemainingMs: number | null;
+  /** Backend calls that failed in a row. */
+  consecutiveFailures: number;
+  /** Why `ok` is false. */
+  problem?: string;
+}
