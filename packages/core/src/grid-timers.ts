@@ -38,11 +38,6 @@ export class GridTimers {
       }
     };
   }
-
-  /** The first slot of a `gridMs` grid at least `minDelayMs` from now. */
-  static nextSlot(minDelayMs: number, gridMs: number): number {
-    return Math.ceil((performance.now() + minDelayMs) / gridMs) * gridMs;
-  }
 }
 
 /** The process-wide grid timers. */
