@@ -45,6 +45,10 @@ export {
 } from './instance-id';
 export { MemoryBackend, MemoryStore } from './memory-backend';
 export type { MemoryBackendOptions } from './memory-backend';
+export { isBackendProvider } from './backend-provider';
+export type { BackendProvider, BackendProviderContext } from './backend-provider';
+export { createBackend, providerFor, providerUrl } from './create-backend';
+export { memoryProvider } from './memory-provider';
 export { REDACTED, redactText, redactUrl } from './redact-url';
 export { consoleLogger, defaultLogger, silentLogger } from './logger';
 export type { Logger } from './logger';

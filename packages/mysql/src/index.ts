@@ -5,3 +5,4 @@ export type { Mysql2SslOption, MysqlTlsSettings } from './mysql-tls';
 export type { MysqlBackendOptions, MysqlBackendCommonOptions, MysqlUriSettings } from './mysql-options';
 export type { MysqlPool, MysqlPoolConnection, MysqlDedicatedConnection, MysqlPoolInput, MysqlPoolLike } from './mysql-pool-types';
 export { schemaSql } from './mysql-sql';
+export { mysqlProvider } from './mysql-provider';

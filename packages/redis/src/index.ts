@@ -4,3 +4,4 @@ export type { RedisUrlSettings } from './redis-options';
 export type { RedisBackendOptions, RedisClient } from './redis-options';
 export { DEFAULT_KEY_PREFIX, electionKeys } from './redis-keys';
 export type { ElectionKeys } from './redis-keys';
+export { redisProvider } from './redis-provider';

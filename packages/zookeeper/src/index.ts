@@ -12,3 +12,4 @@ export type {
   ZookeeperClientOptions,
   ZookeeperConnectOptions,
 } from './zookeeper-options';
+export { ZOOKEEPER_URL_PARAMETERS, parseZookeeperUrl, zookeeperProvider } from './zookeeper-provider';

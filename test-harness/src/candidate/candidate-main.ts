@@ -5,10 +5,10 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { ConclaveError, Elector, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
-import { createBackend } from '@conclave/cli';
+import { ConclaveError, Elector, createBackend, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
 import { openGuard } from '../guard/guarded-resource';
-import type { CandidateCommand, CandidateConfig, CandidateReport } from './candidate-protocol';
+import { loadProviders } from './candidate-providers';
+import { DEFAULT_PROVIDER_MODULES, type CandidateCommand, type CandidateConfig, type CandidateReport } from './candidate-protocol';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const report = (message: CandidateReport) => {
@@ -67,7 +67,7 @@ function reportingLogger(): Logger {
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CONCLAVE_CANDIDATE ?? '') as CandidateConfig;
-  const raw = createBackend(config.backend);
+  const raw = createBackend(config.backend, await loadProviders(config.providers ?? DEFAULT_PROVIDER_MODULES));
   let margin = 0;
   const backend = config.reportLeases === false ? raw : observeLeases(raw, () => margin, config.leaseMs);
   const elector = new Elector({

@@ -1,9 +1,27 @@
 import type { GuardConfig } from '../guard/guard-config';
 
+/**
+ * The modules a candidate loads its backend providers from when its config names none: the
+ * built-in backends, found by name when the child starts (the harness depends on none of them).
+ */
+export const DEFAULT_PROVIDER_MODULES: readonly string[] = [
+  '@conclave/core',
+  '@conclave/mysql',
+  '@conclave/redis',
+  '@conclave/zookeeper',
+  '@conclave/migrate',
+];
+
 /** What a candidate process is told to do, as JSON in its CONCLAVE_CANDIDATE environment variable. */
 export interface CandidateConfig {
-  /** Backend URL, as `createBackend` takes it (`mysql://…`, `redis://…`, `zookeeper://…`, …). */
+  /** Backend URL (`mysql://…`, `redis://…`, `zookeeper://…`, …), built by core's `createBackend` with `providers`. */
   backend: string;
+  /**
+   * The modules whose backend providers build `backend`: package names or paths (relative ones
+   * from the working directory), loaded in the child. Every export that is a `BackendProvider`, or
+   * an array of them, is used. Default `DEFAULT_PROVIDER_MODULES`.
+   */
+  providers?: string[];
   election: string;
   candidateId: string;
   leaseMs: number;

@@ -1,0 +1,85 @@
+import { ConclaveError, MemoryBackend, createBackend, isBackendProvider, memoryProvider, providerFor, providerUrl, type BackendProvider } from '@conclave/core';
+
+/** The provider seam: URLs go to the provider of their scheme, checked before any I/O. No server needed. */
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof ConclaveError ? err.code : `not a ConclaveError: ${String(err)}`;
+  }
+  return undefined;
+}
+
+function message(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error('did not throw');
+}
+
+// A kind of its own, to show that a URL reaches its provider's fromUrl as written.
+const seen: string[] = [];
+const echoProvider: BackendProvider = {
+  kind: 'echo',
+  schemes: ['echo', 'echos'],
+  fromUrl(url) {
+    seen.push(providerUrl(echoProvider, url));
+    return new MemoryBackend();
+  },
+};
+
+describe('createBackend over providers', () => {
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  test('a URL goes to the provider of its scheme, whatever the case, as written', async () => {
+    const backend = createBackend('ECHOS://u:pw@h1:1,h2:2/x', [memoryProvider, echoProvider]);
+    expect(backend.kind).toBe('memory');
+    expect(seen).toEqual(['ECHOS://u:pw@h1:1,h2:2/x']);
+    await backend.close();
+    expect(createBackend('memory:', [memoryProvider]).kind).toBe('memory');
+  });
+
+  test('a URL object is read as its href', async () => {
+    const backend = createBackend(new URL('echo://h:1/x?a=b'), [echoProvider]);
+    expect(seen).toEqual(['echo://h:1/x?a=b']);
+    await backend.close();
+  });
+
+  test('an unknown scheme is INVALID_URL listing the schemes known, in order, the password hidden', () => {
+    const fn = () => createBackend('redis://:hunter2@h:6379', [memoryProvider, echoProvider]);
+    expect(code(fn)).toBe('INVALID_URL');
+    expect(message(fn)).toBe('unknown backend URL "redis://:***@h:6379": expected one of memory:, echo:, echos:');
+    expect(code(() => createBackend('no scheme', [echoProvider]))).toBe('INVALID_URL');
+  });
+
+  test.each([[''], ['  '], [42], [null]])('%p is INVALID_URL', (url) => {
+    expect(code(() => createBackend(url as string, [memoryProvider]))).toBe('INVALID_URL');
+  });
+
+  test('a list that is empty, not providers, or two providers on one scheme is INVALID_OPTIONS', () => {
+    expect(code(() => createBackend('memory:', []))).toBe('INVALID_OPTIONS');
+    expect(code(() => createBackend('memory:', [{ kind: 'x' } as never]))).toBe('INVALID_OPTIONS');
+    const other: BackendProvider = { kind: 'other', schemes: ['ECHO'], fromUrl: () => new MemoryBackend() };
+    expect(message(() => createBackend('memory:', [memoryProvider, echoProvider, other]))).toMatch(/echo and other both serve echo:/);
+    // The same provider twice is harmless.
+    expect(providerFor('memory:', [memoryProvider, memoryProvider])).toBe(memoryProvider);
+  });
+
+  test('a provider called directly refuses another scheme with INVALID_URL', () => {
+    expect(code(() => echoProvider.fromUrl('memory:'))).toBe('INVALID_URL');
+    expect(message(() => memoryProvider.fromUrl('echo://u:hunter2@h'))).not.toMatch(/hunter2/);
+    expect(code(() => memoryProvider.fromUrl('memory:x'))).toBe('INVALID_URL');
+  });
+
+  test('isBackendProvider tells a provider by its shape', () => {
+    expect(isBackendProvider(memoryProvider)).toBe(true);
+    expect(isBackendProvider({ kind: 'x', schemes: [], fromUrl: () => null })).toBe(false);
+    expect(isBackendProvider({ kind: 'x', schemes: ['x'] })).toBe(false);
+    expect(isBackendProvider(null)).toBe(false);
+  });
+});

@@ -1,0 +1,15 @@
+import { providerUrl, type BackendProvider } from '@conclave/core';
+import { RedisBackend } from './redis-backend';
+
+/**
+ * `redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]`, `rediss://…` for TLS → a
+ * `RedisBackend`; a comma list of hosts (`redis://h1:6379,h2:6379,h3:6379`) runs the quorum over
+ * independent masters. The URL is checked by `parseRedisUrlSettings` before the backend connects.
+ */
+export const redisProvider: BackendProvider = {
+  kind: 'redis',
+  schemes: ['redis', 'rediss'],
+  fromUrl(url) {
+    return new RedisBackend({ url: providerUrl(redisProvider, url) });
+  },
+};
