@@ -36,7 +36,8 @@ import {
 } from './zookeeper-nodes';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
-import { RequestTimeoutError, ZookeeperSession, zkCode, type SessionHandle } from './zookeeper-session';
+import { zkCode } from './zookeeper-client-util';
+import { RequestTimeoutError, ZookeeperSession, type SessionHandle } from './zookeeper-session';
 import { ConnectionRefusedError } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';

@@ -4,6 +4,7 @@ import { ACL, Id, Permission, State, createClient, type Client } from 'node-zook
 import { ConclaveError } from '@conclave/core';
 import { READ_ONLY_SESSION_TIMEOUT_MS, type ResolvedZookeeperOptions } from './zookeeper-options';
 import { chrootOf, createChroot } from './zookeeper-chroot';
+import { managerOf, shutDown, socketOf } from './zookeeper-client-util';
 import { ConnectionRefusedError, followConnectAttempts, hostsOf } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
@@ -451,25 +452,6 @@ export class RequestTimeoutError extends ConclaveError {
   }
 }
 
-/** The ZooKeeper error code of a client error, if it is one. */
-export function zkCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && typeof (err as { getCode?: unknown }).getCode === 'function') {
-    const code = (err as { getCode(): unknown }).getCode();
-    return typeof code === 'number' ? code : undefined;
-  }
-  return undefined;
-}
-
-// The client's connection manager is not public. It is only touched to end a connection the
-// client itself would never give up on (kick, shutDown) and to work around a known bug (onState).
-interface ConnectionManagerInternals {
-  socket?: Socket;
-  pendingBuffer?: Buffer | null;
-  connectTimeout?: number;
-  sessionTimeout?: number;
-  pingTimeout?: number;
-}
-
 /** How often a connection attempt without a session is looked at (see `watchHandshake`), ms. */
 const HANDSHAKE_POLL_MS = 100;
 
@@ -490,40 +472,4 @@ function relaxPing(client: Client): void {
   const manager = managerOf(client);
   if (!manager || typeof manager.sessionTimeout !== 'number' || typeof manager.pingTimeout !== 'number') return;
   manager.pingTimeout = Math.max(manager.pingTimeout, Math.floor(manager.sessionTimeout * PING_IDLE_SHARE));
-}
-
-function managerOf(client: Client): ConnectionManagerInternals | undefined {
-  const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
-  return typeof manager === 'object' && manager !== null ? manager : undefined;
-}
-
-function socketOf(client: Client): Socket | undefined {
-  return managerOf(client)?.socket;
-}
-
-/**
- * Closes a client: asks the server to end the session (its ephemeral nodes go at once), and
- * destroys the socket if the server does not answer within `graceMs`, so no socket or timer
- * outlives close().
- */
-export function shutDown(client: Client, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const finish = () => {
-      clearTimeout(timer);
-      client.removeListener('state', onState);
-      socketOf(client)?.destroy();
-      resolve();
-    };
-    const onState = (state: State) => {
-      if (state === State.DISCONNECTED) finish();
-    };
-    const timer = setTimeout(finish, graceMs);
-    client.on('state', onState);
-    try {
-      client.close();
-    } catch {
-      // close() only throws for an unknown internal state; the socket is destroyed below anyway.
-      finish();
-    }
-  });
 }
