@@ -47,7 +47,7 @@ export interface OwnNode {
   handle: SessionHandle;
   /**
    * A confirmation of this node as head succeeded in this session: its term has started and keeps
-   * its token (a later raise of the floor does not change it, see `confirmHead`).
+   * its token (a later raise of the floor does not change it, see `Campaigner.confirmHead`).
    */
   confirmed: boolean;
 }
@@ -182,8 +182,8 @@ export class Candidacies {
     c.created = true;
     try {
       // The data records the longest lease the node's holder will be granted (the lease asked
-      // for, within what the session allows, see `grant`): what a fence must wait if an admin
-      // deletes this node while it leads.
+      // for, within what the session allows, see `ElectionQueue.grant`): what a fence must wait
+      // if an admin deletes this node while it leads.
       await this.queue.session.run<string>(handle, until, 'join election', (client, done) => {
         c.maxLeaseMs = Math.max(1, Math.min(leaseMs, Math.floor((client.getSessionTimeout() * 2) / 3)));
         client.create(

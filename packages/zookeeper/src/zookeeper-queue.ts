@@ -46,7 +46,7 @@ export class ElectionQueue {
    * from it, but in an ensemble a follower reports client activity to the leader only every half
    * tick, and ticks can be as long as half the timeout; two thirds is also where ZooKeeper's own
    * client gives a silent connection up. Never more than the node records either (`cap`, see
-   * `createNode`).
+   * `Candidacies.createNode`).
    */
   grant(handle: SessionHandle, leaseMs: number, cap: number | null = null): number {
     const sessionMs = this.session.negotiatedTimeoutMs(handle);
@@ -207,8 +207,8 @@ export function termToken(czxid: number, offset: number): number {
 
 /**
  * The head's `LeaderInfo`. `since` is the node's mtime once its first confirmation wrote it
- * (version > 0, see `confirmHead`): the quorum's clock when the term started. A head not yet
- * confirmed (or confirmed by an earlier build, which did not always write) has no `since`.
+ * (version > 0, see `Campaigner.confirmHead`): the quorum's clock when the term started. A head
+ * not yet confirmed (or confirmed by an earlier build, which did not always write) has no `since`.
  */
 function leaderInfo(candidateId: string, read: NodeRead): LeaderInfo {
   const value = valueOf(read.data);
