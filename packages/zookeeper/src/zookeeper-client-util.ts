@@ -13,7 +13,8 @@ export function zkCode(err: unknown): number | undefined {
 }
 
 // The client's connection manager is not public. It is only touched to end a connection the
-// client itself would never give up on (kick, shutDown) and to work around a known bug (onState).
+// client itself would never give up on (kick, shutDown, the handshake watch), to relax its pings
+// and to work around a known bug (the session's onState).
 export interface ConnectionManagerInternals {
   socket?: Socket;
   pendingBuffer?: Buffer | null;
