@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { CreateMode, Exception, State, createClient, type ACL, type Client } from 'node-zookeeper-client';
 import { ConclaveError } from '@conclave/core';
 import { hostsOf } from './zookeeper-refusal';
-import { shutDown, zkCode } from './zookeeper-session';
+import { shutDown, zkCode } from './zookeeper-client-util';
 
 const KIND = 'zookeeper';
 

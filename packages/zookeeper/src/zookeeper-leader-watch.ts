@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Exception } from 'node-zookeeper-client';
-import { zkCode, type SessionHandle, type ZookeeperSession } from './zookeeper-session';
+import { zkCode } from './zookeeper-client-util';
+import type { SessionHandle, ZookeeperSession } from './zookeeper-session';
 
 /** After a failed attempt to arm the watch (no answer in time), try again after this, ms. */
 const RETRY_MS = 1_000;

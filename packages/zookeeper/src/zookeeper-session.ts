@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { Socket } from 'node:net';
 import { ACL, Id, Permission, State, createClient, type Client } from 'node-zookeeper-client';
 import { ConclaveError } from '@conclave/core';
 import { READ_ONLY_SESSION_TIMEOUT_MS, type ResolvedZookeeperOptions } from './zookeeper-options';
 import { chrootOf, createChroot } from './zookeeper-chroot';
+import { managerOf, shutDown, socketOf } from './zookeeper-client-util';
+import { HandshakeWatch } from './zookeeper-handshake';
 import { ConnectionRefusedError, followConnectAttempts, hostsOf } from './zookeeper-refusal';
 
 const KIND = 'zookeeper';
@@ -50,9 +51,8 @@ export class ZookeeperSession {
    */
   private readonly refusals = new Map<() => void, { count: number; fail: () => void }>();
   private readonly stateListener = (state: State) => this.onState(state);
-  /** Polls a connection attempt that has a socket but no session yet (see `watchHandshake`). */
-  private handshakeTimer: NodeJS.Timeout | null = null;
-  private handshakeClient: Client | null = null;
+  /** Bounds a connection attempt that has a socket but no session yet (see `HandshakeWatch`). */
+  private readonly handshake: HandshakeWatch;
 
   /** The servers of the connect string (none for a passed-in client). */
   private readonly hosts: string[];
@@ -63,6 +63,7 @@ export class ZookeeperSession {
 
   constructor(private readonly options: ResolvedZookeeperOptions) {
     this.hosts = options.mode === 'connect' ? hostsOf(options.connect) : [];
+    this.handshake = new HandshakeWatch((client) => !this.closed && this.client === client, options.requestTimeoutMs);
   }
 
   /** ACL for the nodes the backend creates. */
@@ -245,7 +246,7 @@ export class ZookeeperSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopHandshakeWatch();
+    this.handshake.stop();
     this.listeners.clear();
     this.refusals.clear();
     const client = this.client;
@@ -260,7 +261,7 @@ export class ZookeeperSession {
     if (this.options.mode === 'client') {
       const client = this.options.client as Client; // checked by shape in resolveZookeeperOptions
       client.on('state', this.stateListener);
-      if (client.getState() !== State.SYNC_CONNECTED) this.watchHandshake(client);
+      if (client.getState() !== State.SYNC_CONNECTED) this.handshake.start(client);
       return client;
     }
     this.hadSession = false;
@@ -286,7 +287,7 @@ export class ZookeeperSession {
       },
     });
     client.connect();
-    this.watchHandshake(client);
+    this.handshake.start(client);
     return client;
   }
 
@@ -329,7 +330,7 @@ export class ZookeeperSession {
   }
 
   private onState(state: State): void {
-    if (state === State.DISCONNECTED && this.client && !this.closed) this.watchHandshake(this.client);
+    if (state === State.DISCONNECTED && this.client && !this.closed) this.handshake.start(this.client);
     if (state === State.DISCONNECTED && this.client) {
       // node-zookeeper-client keeps a partial frame of the closed socket and glues it to the
       // next connection's first bytes, then throws "Unknown code" from its socket handler
@@ -369,59 +370,6 @@ export class ZookeeperSession {
     }
   }
 
-  /**
-   * node-zookeeper-client bounds a connection attempt only until the TCP connection is made; then
-   * it waits for the server's answer to its ConnectRequest with no deadline. ZooKeeper 3.8 opens
-   * its client port before it has loaded its database; a handshake that arrives then is refused
-   * ("not running"), but closing the socket fails (a NullPointerException on the database not
-   * loaded yet), so the connection stays open and silent until the server drops sessionless
-   * connections, ten seconds later. Meanwhile the client is "connecting", every candidate of
-   * this backend has no session, and a leader's session expires on the server. Like ZooKeeper's
-   * own client, give the whole attempt, handshake included, the client's connect timeout
-   * (session timeout / number of servers): a socket open that long without a session is
-   * destroyed, and the client tries again (the next server).
-   * Runs while the client has no session; stops at SYNC_CONNECTED, expiry or close.
-   */
-  private watchHandshake(client: Client): void {
-    if (this.handshakeTimer && this.handshakeClient === client) return;
-    this.stopHandshakeWatch();
-    this.handshakeClient = client;
-    let socket: Socket | undefined;
-    let openSince = 0;
-    const poll = () => {
-      const state = client.getState();
-      if (this.closed || this.client !== client || state === State.SYNC_CONNECTED || state === State.EXPIRED) {
-        this.stopHandshakeWatch();
-        return;
-      }
-      const manager = managerOf(client);
-      const current = manager?.socket;
-      const now = performance.now();
-      if (!current || current.destroyed || current.connecting) {
-        socket = undefined;
-        return;
-      }
-      if (current !== socket) {
-        socket = current;
-        openSince = now;
-        return;
-      }
-      const limit = typeof manager?.connectTimeout === 'number' && manager.connectTimeout > 0 ? manager.connectTimeout : this.options.requestTimeoutMs;
-      if (now - openSince >= limit) {
-        socket = undefined;
-        current.destroy();
-      }
-    };
-    this.handshakeTimer = setInterval(poll, HANDSHAKE_POLL_MS);
-    this.handshakeTimer.unref?.();
-  }
-
-  private stopHandshakeWatch(): void {
-    if (this.handshakeTimer) clearInterval(this.handshakeTimer);
-    this.handshakeTimer = null;
-    this.handshakeClient = null;
-  }
-
   private emit(event: SessionEvent): void {
     for (const listener of [...this.listeners]) listener(event);
   }
@@ -451,28 +399,6 @@ export class RequestTimeoutError extends ConclaveError {
   }
 }
 
-/** The ZooKeeper error code of a client error, if it is one. */
-export function zkCode(err: unknown): number | undefined {
-  if (typeof err === 'object' && err !== null && typeof (err as { getCode?: unknown }).getCode === 'function') {
-    const code = (err as { getCode(): unknown }).getCode();
-    return typeof code === 'number' ? code : undefined;
-  }
-  return undefined;
-}
-
-// The client's connection manager is not public. It is only touched to end a connection the
-// client itself would never give up on (kick, shutDown) and to work around a known bug (onState).
-interface ConnectionManagerInternals {
-  socket?: Socket;
-  pendingBuffer?: Buffer | null;
-  connectTimeout?: number;
-  sessionTimeout?: number;
-  pingTimeout?: number;
-}
-
-/** How often a connection attempt without a session is looked at (see `watchHandshake`), ms. */
-const HANDSHAKE_POLL_MS = 100;
-
 /** Share of the negotiated session timeout a connection may stay idle before the client pings. */
 const PING_IDLE_SHARE = 0.45;
 
@@ -490,40 +416,4 @@ function relaxPing(client: Client): void {
   const manager = managerOf(client);
   if (!manager || typeof manager.sessionTimeout !== 'number' || typeof manager.pingTimeout !== 'number') return;
   manager.pingTimeout = Math.max(manager.pingTimeout, Math.floor(manager.sessionTimeout * PING_IDLE_SHARE));
-}
-
-function managerOf(client: Client): ConnectionManagerInternals | undefined {
-  const manager = (client as unknown as { connectionManager?: ConnectionManagerInternals }).connectionManager;
-  return typeof manager === 'object' && manager !== null ? manager : undefined;
-}
-
-function socketOf(client: Client): Socket | undefined {
-  return managerOf(client)?.socket;
-}
-
-/**
- * Closes a client: asks the server to end the session (its ephemeral nodes go at once), and
- * destroys the socket if the server does not answer within `graceMs`, so no socket or timer
- * outlives close().
- */
-export function shutDown(client: Client, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const finish = () => {
-      clearTimeout(timer);
-      client.removeListener('state', onState);
-      socketOf(client)?.destroy();
-      resolve();
-    };
-    const onState = (state: State) => {
-      if (state === State.DISCONNECTED) finish();
-    };
-    const timer = setTimeout(finish, graceMs);
-    client.on('state', onState);
-    try {
-      client.close();
-    } catch {
-      // close() only throws for an unknown internal state; the socket is destroyed below anyway.
-      finish();
-    }
-  });
 }
