@@ -55,6 +55,15 @@ export interface ElectorHealth {
   role: Role;
   /** Time left before the leader's deadline, ms; `null` when not leading. */
   leaseRemainingMs: number | null;
+  /**
+   * The lease the current term runs on, ms: `leaseMs`, or the shorter lease the backend granted
+   * (ZooKeeper grants two thirds of its session, Redlock subtracts a drift allowance); `null`
+   * when not leading. Work that must end before the lease can (a grace period) sizes itself on
+   * this, not on `leaseMs`.
+   */
+  termLeaseMs: number | null;
+  /** How often the current term is renewed, ms; `null` when not leading. */
+  renewEveryMs: number | null;
   /** Backend calls that failed in a row. */
   consecutiveFailures: number;
   /** Why `ok` is false. */

@@ -57,6 +57,8 @@ interface Term {
   token: number;
   /** Renewal interval for this term: renewMs, or less when the backend grants a shorter lease. */
   renewEveryMs: number;
+  /** The lease this term runs on: leaseMs, or what the backend granted when that is shorter. */
+  leaseMs: number;
   /** performance.now() after which this candidate must not act as leader. */
   deadline: number;
   controller: AbortController;
@@ -196,6 +198,8 @@ export class Elector {
       role: this.role,
       // Whole ms, rounded down: never more time than is left.
       leaseRemainingMs: this.role === 'leader' && this.term ? Math.max(0, Math.floor(this.term.deadline - now)) : null,
+      termLeaseMs: this.role === 'leader' && this.term ? this.term.leaseMs : null,
+      renewEveryMs: this.role === 'leader' && this.term ? this.term.renewEveryMs : null,
       consecutiveFailures: this.failures,
     };
     if (this.role === 'leader' && this.term && now >= this.term.deadline) {
@@ -539,6 +543,7 @@ export class Elector {
         const renewed = afterRenewed({ sentAtMs: sentAt, grantedMs: result.leaseMs, deadlineMs: term.deadline }, this.options);
         if (renewed.extended) this.setDeadline(term, renewed.deadlineMs);
         term.renewEveryMs = renewed.renewEveryMs;
+        term.leaseMs = usableLeaseMs(result.leaseMs, this.options.leaseMs);
         this.follow(nextRenewal({ nowMs: now, deadlineMs: term.deadline, renewEveryMs: term.renewEveryMs }));
       } else {
         this.revoke('lease-lost', candidateOfNullable(result.leaderId));
@@ -557,7 +562,13 @@ export class Elector {
     this.epoch++;
     this.role = 'leader';
     this.lastToken = token;
-    const term: Term = { token, deadline, renewEveryMs: renewInterval(usableMs, this.options), controller: new AbortController() };
+    const term: Term = {
+      token,
+      deadline,
+      renewEveryMs: renewInterval(usableMs, this.options),
+      leaseMs: usableMs,
+      controller: new AbortController(),
+    };
     this.term = term;
     this.setDeadline(term, deadline);
     this.publish({ role: 'leader', leaderId: this.candidateId, token });

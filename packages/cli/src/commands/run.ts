@@ -20,7 +20,22 @@ export const DEFAULT_GRACE_MS = 5000;
  */
 export function maxGraceMs(elector: Pick<Elector, 'options'>): number {
   const { leaseMs, renewMs, safetyMarginMs } = elector.options;
-  return Math.max(1, Math.floor((leaseMs - renewMs - safetyMarginMs) / 2));
+  return graceWithin(leaseMs, renewMs, safetyMarginMs);
+}
+
+function graceWithin(leaseMs: number, renewEveryMs: number, safetyMarginMs: number): number {
+  return Math.max(1, Math.floor((leaseMs - renewEveryMs - safetyMarginMs) / 2));
+}
+
+/**
+ * The grace period for the current term: `graceMs`, cut to what the term's own lease allows. A
+ * backend may grant less than leaseMs (ZooKeeper: two thirds of its session), and a grace sized
+ * on leaseMs would then stop CMD between two healthy renewals.
+ */
+export function termGraceMs(elector: Pick<Elector, 'options' | 'health'>, graceMs: number): number {
+  const { termLeaseMs, renewEveryMs } = elector.health();
+  if (termLeaseMs === null || renewEveryMs === null) return graceMs;
+  return Math.min(graceMs, graceWithin(termLeaseMs, renewEveryMs, elector.options.safetyMarginMs));
 }
 
 /**
@@ -32,7 +47,7 @@ export function startSupervised(elector: Elector, argv: string[], graceMs: numbe
   return new SupervisedCommand({
     command,
     args,
-    graceMs,
+    graceMs: termGraceMs(elector, graceMs),
     env: {
       CONCLAVE_ELECTION: elector.election,
       CONCLAVE_ID: elector.candidateId,
