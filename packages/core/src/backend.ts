@@ -10,8 +10,9 @@
  *   (admin tools) validate again before any I/O.
  * - Errors: a backend rejects with `ConclaveError` — `BACKEND_UNAVAILABLE` when the server cannot
  *   be reached or did not answer, `BACKEND_ERROR` for other server errors, `NOT_SUPPORTED` for a
- *   capability it does not declare, `CLOSED` after `close()`. It never throws synchronously from an
- *   async method and never leaves a rejection unhandled.
+ *   call it cannot serve (a capability it does not declare has no method at all), `CLOSED` after
+ *   `close()`. It never throws synchronously from an async method and never leaves a rejection
+ *   unhandled.
  * - A backend may serve many elections and many candidates of one election in one process, and
  *   may batch calls made in the same event-loop turn into one round trip (see `TickBatcher`).
  * - Instance ids: the `candidateId` of `campaign`, `renew`, `release`, `watch` and `isWatching` is
