@@ -26,7 +26,7 @@ test('pacing: push backends are read on hints (plus a slow fallback when hints c
   expect(watchPacing(memory)).toEqual({ push: true, idleMs: PUSH_FALLBACK_MS, retryMs: 500 });
   const reliable = Object.assign(Object.create(memory) as MemoryBackend, { capabilities: { ...memory.capabilities, leaderPush: 'reliable' } });
   expect(watchPacing(reliable, 200)).toEqual({ push: true, idleMs: null, retryMs: 200 });
-  const none = Object.assign(Object.create(memory) as MemoryBackend, { capabilities: { ...memory.capabilities, leaderPush: 'none' } });
+  const none = Object.assign(Object.create(memory) as MemoryBackend, { capabilities: { ...memory.capabilities, leaderPush: 'none' }, watchLeader: undefined });
   expect(watchPacing(none, 200)).toEqual({ push: false, idleMs: 200, retryMs: 200 });
 });
 

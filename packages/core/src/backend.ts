@@ -10,8 +10,9 @@
  *   (admin tools) validate again before any I/O.
  * - Errors: a backend rejects with `ConclaveError` — `BACKEND_UNAVAILABLE` when the server cannot
  *   be reached or did not answer, `BACKEND_ERROR` for other server errors, `NOT_SUPPORTED` for a
- *   capability it does not declare, `CLOSED` after `close()`. It never throws synchronously from an
- *   async method and never leaves a rejection unhandled.
+ *   call it cannot serve (a capability it does not declare has no method at all), `CLOSED` after
+ *   `close()`. It never throws synchronously from an async method and never leaves a rejection
+ *   unhandled.
  * - A backend may serve many elections and many candidates of one election in one process, and
  *   may batch calls made in the same event-loop turn into one round trip (see `TickBatcher`).
  * - Instance ids: the `candidateId` of `campaign`, `renew`, `release`, `watch` and `isWatching` is
@@ -27,7 +28,13 @@ export interface ElectionBackend {
   /** Short lowercase name of the backend kind (`memory`, `mysql`, `redis`, `zookeeper`), used in logs and errors. */
   readonly kind: string;
 
-  /** What this backend can do beyond the required methods. Declared, never faked. */
+  /**
+   * What this backend can do beyond the required methods. Declared, never faked. This is the
+   * declaration: callers read it (`supports`, `capabilityOf`), never the presence of a method. An
+   * optional method that belongs to a capability (`CAPABILITY_METHODS`) exists exactly when the
+   * capability is declared (`assertCapabilitiesConsistent` checks it). A property, so that it can
+   * be read before any connection is made.
+   */
   readonly capabilities: BackendCapabilities;
 
   /**
@@ -92,18 +99,20 @@ export interface ElectionBackend {
   // The optional methods below are properties that may hold `undefined` (declare new ones the
   // same way): wrappers (ForwardingBackend, MigratingBackend) expose them that way when what they
   // wrap lacks one, and a method-style `name?()` would not accept that under a user's
-  // `exactOptionalPropertyTypes`.
+  // `exactOptionalPropertyTypes`. `listCandidates`, `raiseTokenFloor`, `watch` and `watchLeader`
+  // are there exactly when their capability is declared; `isWatching` only beside `watch`;
+  // `staleLeaderMs` is no capability, only a refinement whose absence has a meaning of its own.
 
   /**
    * The candidates the backend knows of, leader first, in the order they would lead.
-   * Only when `capabilities.listCandidates` is true; otherwise rejects with `NOT_SUPPORTED`.
+   * Exactly when `capabilities.listCandidates` is true.
    */
   listCandidates?: ((election: string) => Promise<string[]>) | undefined;
 
   /**
    * Makes every term that starts after this resolves get a token greater than `token` (the
    * current term, if any, keeps its token). `@conclave/migrate` uses it to keep one increasing
-   * sequence of tokens while an election moves between backends. Only when
+   * sequence of tokens while an election moves between backends. Exactly when
    * `capabilities.tokenFloor` is true.
    */
   raiseTokenFloor?: ((election: string, token: number) => Promise<void>) | undefined;
@@ -111,7 +120,7 @@ export interface ElectionBackend {
   /**
    * Subscribes to hints that the leadership of `election` may have changed (a release, a new
    * leader, force or clear, a predecessor gone). Spurious calls are allowed; the core answers
-   * each by campaigning (follower) or renewing (leader). Only when `capabilities.push` is not
+   * each by campaigning (follower) or renewing (leader). Exactly when `capabilities.push` is not
    * `'none'`. Returns the function that unsubscribes; it must release every resource taken.
    */
   watch?: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
@@ -120,7 +129,7 @@ export interface ElectionBackend {
    * Whether the subscription made by `watch` for this candidate delivers changes right now (its
    * connection is up, it has a slot). While it does not, the core polls at `retryMs`; while it
    * does, a follower looks again only when the current lease can end. Optional: absent means
-   * "whenever watched". Synchronous and I/O-free.
+   * "whenever watched"; never present without `watch`. Synchronous and I/O-free.
    */
   isWatching?: ((election: string, candidateId: string) => boolean) | undefined;
 
@@ -133,7 +142,7 @@ export interface ElectionBackend {
    * connection is down, or a lease that merely expired is not announced, so an observer must
    * also read again now and then; `'reliable'`: every change is announced, and a reconnect counts
    * as a change). A hint also comes once the subscription is in place on the server, so a read
-   * made after it misses nothing the subscription would not announce. Only when
+   * made after it misses nothing the subscription would not announce. Exactly when
    * `capabilities.leaderPush` is declared and not `'none'`. Returns the function that
    * unsubscribes; it must release every resource taken (timers, subscriptions).
    */
@@ -155,9 +164,13 @@ export interface ElectionBackend {
   close(): Promise<void>;
 }
 
-/** Optional abilities, declared by each backend so the core and the conformance suite know. */
+/**
+ * Optional abilities, declared by each backend so the core and the conformance suite know. Each
+ * flag with a method (`CAPABILITY_METHODS`) is that method's one declaration: the method exists
+ * exactly when the flag declares it. Read them with `supports` / `capabilityOf`.
+ */
 export interface BackendCapabilities {
-  /** `listCandidates()` is implemented. */
+  /** `listCandidates()` is implemented (and present exactly then). */
   listCandidates: boolean;
   /**
    * How changes reach followers:
@@ -176,7 +189,7 @@ export interface BackendCapabilities {
    * `'none'`: no `watchLeader()`, an observer polls `getLeader`.
    */
   leaderPush?: 'none' | 'best-effort' | 'reliable';
-  /** `raiseTokenFloor()` is implemented. Absent means false. */
+  /** `raiseTokenFloor()` is implemented (and present exactly then). Absent means false. */
   tokenFloor?: boolean;
   /**
    * A new term's token may jump to the server's clock in ms (Redis `tokenClockFloor`), far above

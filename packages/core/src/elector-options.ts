@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
+import { assertCapabilitiesConsistent } from './capabilities';
 import { ConclaveError } from './errors';
 import { defaultLogger, silentLogger, type Logger } from './logger';
 import type { ElectorMetricsOptions } from './metrics';
@@ -79,6 +80,8 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
   ) {
     throw new ConclaveError('INVALID_OPTIONS', `backend must be an ElectionBackend, got ${describe(backend)}`);
   }
+  // The Elector reads only the declaration and then calls the method: both must agree.
+  assertCapabilitiesConsistent(backend);
   assertElectionName(o.election, backend.kind);
   const candidateId = o.candidateId === undefined ? defaultCandidateId() : o.candidateId;
   assertCandidateId(candidateId, backend.kind, o.election);

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BehaviorSubject, Observable, Subject, distinctUntilChanged, map } from 'rxjs';
 import type { CampaignResult, ElectionBackend } from './backend';
 import { BackendStateTracker, type BackendState } from './backend-state';
+import { capabilityOf, supports } from './capabilities';
 import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import type { Logger } from './logger';
@@ -237,9 +238,9 @@ export class Elector {
     );
     this.publish({ role: 'follower', leaderId: null, token: null });
     this.log.info(this.context(), 'campaign started');
-    if (this.backend.watch && this.backend.capabilities.push !== 'none') {
+    if (supports(this.backend, 'push')) {
       try {
-        this.unwatch = this.backend.watch(this.election, this.instanceId, () => this.onChangeHint());
+        this.unwatch = this.backend.watch!(this.election, this.instanceId, () => this.onChangeHint());
       } catch (err) {
         // Without push the core polls at retryMs: slower hand-over, same safety.
         this.log.warn({ ...this.context(), err }, 'watch failed; polling instead');
@@ -469,7 +470,7 @@ export class Elector {
         // again would repeat a token; release it and take a fresh term instead.
         this.log.debug({ ...this.context(), token: result.token }, 'releasing a term already given up');
         await this.releaseNow(result.token);
-        const canRaiseTokenFloor = !!(this.backend.capabilities.tokenFloor && this.backend.raiseTokenFloor);
+        const canRaiseTokenFloor = supports(this.backend, 'tokenFloor');
         if (canRaiseTokenFloor) {
           // A server that lost its counter (a restart without persistence) would hand out old
           // tokens for a while: lift it past ours instead of looping until it gets there.
@@ -501,7 +502,7 @@ export class Elector {
           {
             nowMs: performance.now(),
             leaseRemainingMs: result.leaseRemainingMs,
-            push: this.backend.capabilities.push,
+            push: capabilityOf(this.backend, 'push'),
             // Pacing ignores push for a record naming us, so do not ask the backend then.
             watching: !namedSelf && this.pushActive(),
             namedSelf,

@@ -1,4 +1,5 @@
 import type { ElectionBackend } from './backend';
+import { assertCapabilitiesConsistent } from './capabilities';
 
 /**
  * Every method of the backend SPI, required and optional, in one list. Wrappers forward exactly
@@ -63,9 +64,12 @@ export type ForwardHooks = {
  * The one forwarding mechanism of the project: defines on `target` (default: a new object)
  * `kind`, `capabilities` and every SPI method of `BACKEND_METHODS`, each passed on to `inner`
  * through `hooks`. Optional methods are getters that are `undefined` exactly when `inner`'s are,
- * so a wrapper never claims a method its backend lacks, nor drops one it has.
+ * so a wrapper never claims a method its backend lacks, nor drops one it has. Throws
+ * `INVALID_OPTIONS` when `inner`'s capabilities and methods disagree (`assertCapabilitiesConsistent`).
  */
 export function forwardBackend<T extends object>(inner: ElectionBackend, hooks: ForwardHooks = {}, target?: T): T & ElectionBackend {
+  // A wrapper passes the declaration on as it is: it must be true of the methods passed on.
+  assertCapabilitiesConsistent(inner);
   const self = (target ?? {}) as T & ElectionBackend;
   const all = hooks.all;
   Object.defineProperty(self, 'kind', { get: () => inner.kind, enumerable: true, configurable: true });

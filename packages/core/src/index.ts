@@ -10,6 +10,8 @@ export type {
   LeaderMetadataCapabilities,
 } from './backend';
 export { NO_LEADER_METADATA, leaderMetadataOf } from './backend';
+export { CAPABILITY_METHODS, assertCapabilitiesConsistent, capabilityOf, supports } from './capabilities';
+export type { Capability, CapabilityValues, DeclaresCapabilities, MethodCapability, PushLevel } from './capabilities';
 export { Elector } from './elector';
 export type {
   Role,

@@ -2,9 +2,10 @@ import { performance } from 'node:perf_hooks';
 import {
   ConclaveError,
   assertCandidateId,
+  capabilityOf,
+  supports,
   assertInstanceId,
   assertElectionName,
-  leaderMetadataOf,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -147,7 +148,7 @@ export class MigratingBackend implements ElectionBackend {
     }
     if (joining) return this.goOn(request, key, held!, onFrom);
     let onTo: CampaignResult;
-    const toFloorRaised = !joining && this.to.capabilities.tokenFloor === true && this.to.raiseTokenFloor !== undefined;
+    const toFloorRaised = !joining && supports(this.to, 'tokenFloor');
     try {
       if (toFloorRaised) await this.to.raiseTokenFloor!(election, Math.max(0, fromToken - 1));
       onTo = await this.campaignTo(request, key);
@@ -175,9 +176,9 @@ export class MigratingBackend implements ElectionBackend {
       await settle(this.to.release({ election, candidateId, token: toToken }));
       return RETRY;
     }
-    if (!joining && this.from.capabilities.tokenFloor && this.from.raiseTokenFloor) {
+    if (!joining && supports(this.from, 'tokenFloor')) {
       try {
-        await this.from.raiseTokenFloor(election, toToken);
+        await this.from.raiseTokenFloor!(election, toToken);
       } catch (err) {
         await Promise.allSettled([
           this.to.release({ election, candidateId, token: toToken }),
@@ -391,7 +392,7 @@ export class MigratingBackend implements ElectionBackend {
     validate(election);
     const [onFrom, onTo] = await Promise.all([this.from.getLeader(election), this.to.getLeader(election)]);
     const info = onTo ?? onFrom;
-    return info && keepDeclared(info, leaderMetadataOf(this.capabilities));
+    return info && keepDeclared(info, capabilityOf(this, 'leaderMetadata'));
   }
 
   /**
@@ -407,8 +408,8 @@ export class MigratingBackend implements ElectionBackend {
     validate(election, candidateId);
     assertCandidateId(candidateId, KIND, election);
     const onFrom = await this.from.forceLeader(election, candidateId, leaseMs);
-    if (this.to.capabilities.tokenFloor && this.to.raiseTokenFloor) {
-      await this.to.raiseTokenFloor(election, Math.max(0, onFrom.token - 1));
+    if (supports(this.to, 'tokenFloor')) {
+      await this.to.raiseTokenFloor!(election, Math.max(0, onFrom.token - 1));
     }
     return this.to.forceLeader(election, candidateId, leaseMs);
   }
@@ -425,13 +426,11 @@ export class MigratingBackend implements ElectionBackend {
 
   get listCandidates(): ((election: string) => Promise<string[]>) | undefined {
     const side = this.phase === 'to-only' ? this.to : this.from;
-    return side.listCandidates && side.capabilities.listCandidates ? (election) => side.listCandidates!(election) : undefined;
+    return supports(side, 'listCandidates') ? (election) => side.listCandidates!(election) : undefined;
   }
 
   get watch(): ElectionBackend['watch'] {
-    const sides = (this.phase === 'dual' ? [this.from, this.to] : [this.single()]).filter(
-      (b) => b.watch && b.capabilities.push !== 'none',
-    );
+    const sides = (this.phase === 'dual' ? [this.from, this.to] : [this.single()]).filter((b) => supports(b, 'push'));
     if (sides.length === 0) return undefined;
     return (election, candidateId, onChange) => {
       const key = termKey(election, candidateId);
@@ -462,7 +461,7 @@ export class MigratingBackend implements ElectionBackend {
 
   get watchLeader(): ElectionBackend['watchLeader'] {
     const side = this.single();
-    if (!side.watchLeader || (side.capabilities.leaderPush ?? 'none') === 'none') return undefined;
+    if (!supports(side, 'leaderPush')) return undefined;
     return (election, onChange) => {
       validate(election);
       return side.watchLeader!(election, onChange);
@@ -470,7 +469,8 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   get isWatching(): ElectionBackend['isWatching'] {
-    const sides = this.phase === 'dual' ? [this.from, this.to] : [this.single()];
+    // Never without `watch` (see `watch`: the sides that push).
+    const sides = (this.phase === 'dual' ? [this.from, this.to] : [this.single()]).filter((b) => supports(b, 'push'));
     if (!sides.some((b) => b.isWatching)) return undefined;
     return (election, candidateId) => sides.every((b) => !b.isWatching || b.isWatching(election, candidateId));
   }
@@ -478,7 +478,7 @@ export class MigratingBackend implements ElectionBackend {
   get raiseTokenFloor(): ElectionBackend['raiseTokenFloor'] {
     if (this.phase === 'dual') return undefined;
     const side = this.single();
-    return side.raiseTokenFloor ? (election, token) => side.raiseTokenFloor!(election, token) : undefined;
+    return supports(side, 'tokenFloor') ? (election, token) => side.raiseTokenFloor!(election, token) : undefined;
   }
 
   async close(): Promise<void> {
@@ -502,11 +502,11 @@ export class MigratingBackend implements ElectionBackend {
 }
 
 function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCapabilities {
-  const pushes = [from, to].map((b) => (b.watch ? b.capabilities.push : 'none'));
+  const pushes = [from, to].map((b) => capabilityOf(b, 'push'));
   const push = pushes.every((p) => p === 'reliable') ? 'reliable' : pushes.some((p) => p !== 'none') ? 'best-effort' : 'none';
   // Observers follow `from` in dual, as `getLeader` does.
-  const leaderPush = from.watchLeader ? (from.capabilities.leaderPush ?? 'none') : 'none';
-  const [a, b] = [leaderMetadataOf(from.capabilities), leaderMetadataOf(to.capabilities)];
+  const leaderPush = capabilityOf(from, 'leaderPush');
+  const [a, b] = [capabilityOf(from, 'leaderMetadata'), capabilityOf(to, 'leaderMetadata')];
   const leaderMetadata = {
     value: a.value && b.value,
     since: a.since && b.since,
@@ -514,7 +514,7 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
     leaseEndsAt: a.leaseEndsAt && b.leaseEndsAt,
     transitions: a.transitions && b.transitions,
   };
-  return { listCandidates: from.capabilities.listCandidates, push, leaderPush, tokenFloor: false, leaderMetadata };
+  return { listCandidates: capabilityOf(from, 'listCandidates'), push, leaderPush, tokenFloor: false, leaderMetadata };
 }
 
 /** `info` without the metadata fields `kept` does not declare. */

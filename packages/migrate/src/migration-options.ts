@@ -1,4 +1,4 @@
-import { ConclaveError, assertOptionsObject, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, assertCapabilitiesConsistent, assertOptionsObject, capabilityOf, supports, type ElectionBackend } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 
 /**
@@ -43,6 +43,8 @@ export function resolveMigratingOptions(options: unknown): Required<MigratingBac
         backend: KIND,
       });
     }
+    // Each side is read by its declaration alone (`supports`): it must agree with its methods.
+    assertCapabilitiesConsistent(backend);
   }
   if (o.from === o.to) {
     throw new ConclaveError('INVALID_OPTIONS', 'from and to must be two different backends', { backend: KIND });
@@ -54,7 +56,7 @@ export function resolveMigratingOptions(options: unknown): Required<MigratingBac
       { backend: KIND },
     );
   }
-  if (o.phase === 'dual' && o.to!.capabilities?.tokenClock && !o.from!.capabilities?.tokenFloor) {
+  if (o.phase === 'dual' && capabilityOf(o.to!, 'tokenClock') && !supports(o.from!, 'tokenFloor')) {
     // Dual tokens would follow `to`'s clock (~1.7e12) while old nodes on `from` keep `from`'s
     // small tokens: the next old leader would get a lower token than the dual one before it.
     throw new ConclaveError(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
+import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend, type MemoryBackendOptions } from '@conclave/core';
 import { createBackend } from '@conclave/cli';
 import { RedisBackend } from '@conclave/redis';
 import { MigratingBackend } from '@conclave/migrate';
@@ -23,9 +23,14 @@ afterAll(async () => {
 const owned = new OwnedBackends();
 afterEach(() => owned.closeAll());
 const keep = <T extends ElectionBackend>(b: T): T => owned.keep(b);
-/** A memory backend that hides `raiseTokenFloor`. */
+/** A memory backend that hides `raiseTokenFloor` (and `watchLeader`, which it does not declare either). */
 class NoFloorBackend extends MemoryBackend {
   override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
+  constructor(options: MemoryBackendOptions) {
+    super(options);
+    // A method is there exactly when its capability is declared.
+    Object.defineProperties(this, { raiseTokenFloor: { value: undefined }, watchLeader: { value: undefined } });
+  }
 }
 const zookeeper = () => owned.zookeeper(zk);
 

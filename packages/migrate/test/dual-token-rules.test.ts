@@ -1,13 +1,18 @@
-import { MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
+import { MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend, type MemoryBackendOptions } from '@conclave/core';
 import { MigratingBackend } from '@conclave/migrate';
 
 // The dual token rules, call by call, on in-memory backends. `from` is a memory backend that
 // cannot raise its token floor (a backend without `raiseTokenFloor`): a token a dual term puts
 // above `from`'s sequence is never caught up with by the old candidates.
 
-/** A memory backend that hides `raiseTokenFloor`. */
+/** A memory backend that hides `raiseTokenFloor` (and `watchLeader`, which it does not declare either). */
 class NoFloorBackend extends MemoryBackend {
   override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
+  constructor(options: MemoryBackendOptions) {
+    super(options);
+    // A method is there exactly when its capability is declared.
+    Object.defineProperties(this, { raiseTokenFloor: { value: undefined }, watchLeader: { value: undefined } });
+  }
 }
 
 const LEASE = 60_000;

@@ -74,6 +74,18 @@ export class MysqlBackend implements ElectionBackend {
   readonly capabilities: BackendCapabilities;
   /** The lease table this backend uses. */
   readonly table: string;
+  /**
+   * Wakes this candidate when the election's lease is released or forced away (named-lock
+   * wake-up). Only with `wakeUp` (otherwise undefined), as `capabilities.push` declares.
+   */
+  readonly watch: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
+  /**
+   * True while this candidate's wake-up waiter for `election` holds one of the
+   * `maxWatchConnections` slots and waits on a lock a leader holds: the core then looks again only
+   * when the lease can end. Elections beyond the slots are parked (false): the core polls them at
+   * retryMs. Synchronous, no I/O. Only with `wakeUp`, beside `watch`.
+   */
+  readonly isWatching: ((election: string, candidateId: string) => boolean) | undefined;
 
   private readonly options: ResolvedMysqlOptions;
   private readonly executor: MysqlExecutor;
@@ -92,6 +104,9 @@ export class MysqlBackend implements ElectionBackend {
       ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
       : null;
     this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true, leaderMetadata: LEADER_METADATA };
+    const wake = this.wake;
+    this.watch = wake ? (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange) : undefined;
+    this.isWatching = wake ? (election, candidateId) => !this.closed && wake.isWatching(election, candidateId) : undefined;
     // Calls made in one event-loop turn (the core runs the Electors due in the same grid slot in
     // one turn) go to the server as one query: see flushCampaigns / flushRenewals. A batch is cut
     // only when its SQL would pass MAX_QUERY_BYTES.
@@ -223,25 +238,13 @@ export class MysqlBackend implements ElectionBackend {
     return { kind: 'revoked', waitMs: 0 };
   }
 
-  watch(election: string, candidateId: string, onChange: () => void): () => void {
+  private watchWith(wake: MysqlWakeChannel, election: string, candidateId: string, onChange: () => void): () => void {
     this.validate(election, candidateId);
-    if (!this.wake) throw new ConclaveError('NOT_SUPPORTED', 'watch() needs wakeUp: true', { backend: KIND, election });
     if (typeof onChange !== 'function') {
       throw new ConclaveError('INVALID_OPTIONS', 'watch needs a function', { backend: KIND, election });
     }
     if (this.closed) return () => undefined;
-    return this.wake.watch(election, candidateId, onChange);
-  }
-
-  /**
-   * True while this candidate's wake-up waiter for `election` holds one of the
-   * `maxWatchConnections` slots and waits on a lock a leader holds: the core then looks again only
-   * when the lease can end. Elections beyond the slots are parked (false): the core polls them at
-   * retryMs. Synchronous, no I/O.
-   */
-  isWatching(election: string, candidateId: string): boolean {
-    if (this.closed || !this.wake) return false;
-    return this.wake.isWatching(election, candidateId);
+    return wake.watch(election, candidateId, onChange);
   }
 
   /** `await using backend = …`: closes the backend when the scope ends. */

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { createPool, type Pool } from 'mysql2';
-import { ConclaveError, Elector, type CampaignResult } from '@conclave/core';
+import { ConclaveError, Elector, assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
 
@@ -234,6 +234,18 @@ describe('validation before I/O', () => {
     expect(code(() => new MysqlBackend({ uri: 'mysql://h/db', table: 'leader_election' }))).toBe('no error');
   });
 
+  test('watch and isWatching are there exactly when wakeUp declares push', () => {
+    const on = offline();
+    expect(typeof on.watch).toBe('function');
+    expect(typeof on.isWatching).toBe('function');
+    assertCapabilitiesConsistent(on);
+    const off = backend({ uri: 'mysql://root@127.0.0.1:1/test', wakeUp: false });
+    expect(off.capabilities.push).toBe('none');
+    expect(off.watch).toBeUndefined();
+    expect(off.isWatching).toBeUndefined();
+    assertCapabilitiesConsistent(off);
+  });
+
   test('names, ids and injection attempts in names are rejected with INVALID_NAME, not sent', async () => {
     const b = offline();
     const bad = ['', 'x'.repeat(129), "e');DROP TABLE t;--", 'a b', 'a/b', '`x`', 'é'];
@@ -248,7 +260,7 @@ describe('validation before I/O', () => {
       await expect(b.release({ election: 'ok', candidateId })).rejects.toMatchObject({ code: 'INVALID_NAME' });
     }
     await expect(b.campaign({ election: 'ok', candidateId: 'A', leaseMs: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
-    expect(() => b.watch('a b', 'A', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
+    expect(() => b.watch!('a b', 'A', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
     // A valid call does reach the network, and reports the server as unavailable.
     await expect(b.getLeader('ok')).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
   });
@@ -432,7 +444,7 @@ describe('wake-up and hand-over', () => {
     for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
     const woken = new Set<string>();
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
-    const unwatch = names.map((election) => b.watch(election, 'B', () => woken.add(election)));
+    const unwatch = names.map((election) => b.watch!(election, 'B', () => woken.add(election)));
     await sleep(300);
     for (const election of names) await a.release({ election, candidateId: 'A' });
     await eventually(() => woken.size >= 2, 'the watched elections to wake');
@@ -446,11 +458,11 @@ describe('wake-up and hand-over', () => {
     for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
     // The leader's locks are taken in the background after its campaign: let them be held.
     await sleep(200);
-    const unwatch = names.map((election) => b.watch(election, 'B', () => undefined));
+    const unwatch = names.map((election) => b.watch!(election, 'B', () => undefined));
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
-    const watching = () => names.filter((election) => b.isWatching(election, 'B'));
+    const watching = () => names.filter((election) => b.isWatching!(election, 'B'));
     await eventually(() => watching().length === 2, 'two elections watched (the slots)');
-    expect(b.isWatching(names[0]!, 'someone-else')).toBe(false);
+    expect(b.isWatching!(names[0]!, 'someone-else')).toBe(false);
     const before = watching();
     // Freeing one slot hands it to a parked election.
     unwatch[names.indexOf(before[0]!)]!();
@@ -458,6 +470,6 @@ describe('wake-up and hand-over', () => {
     unwatch.forEach((u) => u());
     expect(watching()).toHaveLength(0);
     await b.close();
-    expect(b.isWatching(names[1]!, 'B')).toBe(false);
+    expect(b.isWatching!(names[1]!, 'B')).toBe(false);
   });
 });

@@ -41,6 +41,16 @@ export class RedisBackend implements ElectionBackend {
   readonly capabilities: BackendCapabilities;
   /** true when the backend runs Redlock over several masters. */
   readonly quorum: boolean;
+  /**
+   * The candidates, leader first. Only with `trackCandidates` (otherwise undefined): a method is
+   * there exactly when `capabilities` declares it.
+   */
+  readonly listCandidates: ((election: string) => Promise<string[]>) | undefined;
+  /**
+   * Subscribes an observer to hints that the leader may have changed (see `observeLeader`). Only
+   * with `publish` (otherwise undefined), as `capabilities.leaderPush` declares.
+   */
+  readonly watchLeader: ((election: string, onChange: () => void) => () => void) | undefined;
 
   private readonly options: ResolvedRedisOptions;
   private readonly nodes: RedisNode[];
@@ -63,6 +73,8 @@ export class RedisBackend implements ElectionBackend {
       (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
     );
     this.ops = this.quorum ? new QuorumLeaseOps(this.nodes, this.options) : new SingleLeaseOps(this.nodes[0]!, this.options);
+    this.listCandidates = this.options.trackCandidates ? (election) => this.candidates(election) : undefined;
+    this.watchLeader = this.options.publish ? (election, onChange) => this.observeLeader(election, onChange) : undefined;
   }
 
   async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
@@ -101,12 +113,8 @@ export class RedisBackend implements ElectionBackend {
     return this.ops.clearLeader(this.enter(election), election);
   }
 
-  async listCandidates(election: string): Promise<string[]> {
-    const keys = this.enter(election);
-    if (!this.capabilities.listCandidates) {
-      throw new ConclaveError('NOT_SUPPORTED', 'listCandidates needs trackCandidates: true', { backend: this.kind, election });
-    }
-    return this.ops.listCandidates(keys, election);
+  private async candidates(election: string): Promise<string[]> {
+    return this.ops.listCandidates(this.enter(election), election);
   }
 
   /** Every term that starts after this resolves gets a token greater than `token`. */
@@ -151,13 +159,10 @@ export class RedisBackend implements ElectionBackend {
    * Subscribes an observer to the election's channel (release, force, clear) and to its `elected`
    * channel (a new term), on every master; every reconnect of a subscriber connection is a hint
    * too. Best-effort: a message published while the subscriber is away is lost, and a lease that
-   * merely expires (a holder gone without releasing) publishes nothing. Only with `publish`.
+   * merely expires (a holder gone without releasing) publishes nothing. `watchLeader`, with `publish`.
    */
-  watchLeader(election: string, onChange: () => void): () => void {
+  private observeLeader(election: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
-    if (!this.options.publish) {
-      throw new ConclaveError('NOT_SUPPORTED', 'watchLeader needs publish: true', { backend: this.kind, election });
-    }
     if (this.closed) return () => undefined;
     const { channel, elected } = electionKeys(this.options.keyPrefix, election);
     const listener = coalesced(onChange);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ElectionBackend } from '@conclave/core';
+import { forwardBackend, type BackendMethod, type ElectionBackend } from '@conclave/core';
 import Redis from 'ioredis';
 import { RedisBackend, type RedisBackendOptions } from '@conclave/redis';
 
@@ -40,21 +40,15 @@ export class BackendPool {
  */
 export function freezable(backend: ElectionBackend): { backend: ElectionBackend; freeze: () => void } {
   let frozen = false;
-  const hang = <T>(call: () => Promise<T>): Promise<T> => (frozen ? new Promise<T>(() => undefined) : call());
-  const wrapped: ElectionBackend = {
-    kind: backend.kind,
-    capabilities: backend.capabilities,
-    campaign: (r) => hang(() => backend.campaign(r)),
-    renew: (r) => hang(() => backend.renew(r)),
-    release: (r) => hang(() => backend.release(r)),
-    getLeader: (e) => hang(() => backend.getLeader(e)),
-    forceLeader: (e, c, l) => hang(() => backend.forceLeader(e, c, l)),
-    clearLeader: (e) => hang(() => backend.clearLeader(e)),
-    watch: (e, c, f) => backend.watch!(e, c, () => {
-      if (!frozen) f();
-    }),
-    close: () => backend.close(),
-  };
+  // The whole SPI is forwarded, so the wrapper has every method its capabilities declare.
+  const hung: ReadonlySet<BackendMethod> = new Set(['campaign', 'renew', 'release', 'getLeader', 'forceLeader', 'clearLeader']);
+  const wrapped = forwardBackend(backend, {
+    all: (method, _args, invoke) => (frozen && hung.has(method) ? new Promise<never>(() => undefined) : invoke()),
+    watch: (next, e, c, f) =>
+      next(e, c, () => {
+        if (!frozen) f();
+      }),
+  });
   return { backend: wrapped, freeze: () => void (frozen = true) };
 }
 

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { isConclaveError } from '@conclave/core';
+import { assertCapabilitiesConsistent, isConclaveError } from '@conclave/core';
 import { RedisBackend } from '@conclave/redis';
 import { BackendPool, SHARED_URL, uniqueName, uniquePrefix, waitFor } from './helpers';
 
@@ -47,6 +47,18 @@ describe('RedisBackend options', () => {
     });
   });
 
+  test('listCandidates and watchLeader are there exactly when trackCandidates and publish declare them', () => {
+    const on = pool.redis({ url: 'redis://127.0.0.1:1', redisOptions: { lazyConnect: true } });
+    expect(typeof on.listCandidates).toBe('function');
+    expect(typeof on.watchLeader).toBe('function');
+    assertCapabilitiesConsistent(on);
+    const off = pool.redis({ url: 'redis://127.0.0.1:1', trackCandidates: false, publish: false, redisOptions: { lazyConnect: true } });
+    expect(off.capabilities).toMatchObject({ listCandidates: false, leaderPush: 'none' });
+    expect(off.listCandidates).toBeUndefined();
+    expect(off.watchLeader).toBeUndefined();
+    assertCapabilitiesConsistent(off);
+  });
+
   test('names are validated in every method before any I/O', async () => {
     const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
     expect(await code(b.campaign({ election: 'bad name', candidateId: 'a', leaseMs: 1000 }))).toBe('INVALID_NAME');
@@ -76,12 +88,12 @@ describe('RedisBackend on one master', () => {
     expect(await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })).toEqual({ role: 'leader', token, leaseMs: 5000 });
     expect(await b.renew({ election, candidateId: 'a', token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
     expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token });
-    expect(await b.listCandidates(election)).toEqual(['a', 'b']);
+    expect(await b.listCandidates!(election)).toEqual(['a', 'b']);
 
     await b.release({ election, candidateId: 'a', token });
     await b.release({ election, candidateId: 'a', token }); // idempotent
     expect(await b.getLeader(election)).toBeNull();
-    expect(await b.listCandidates(election)).toEqual(['b']);
+    expect(await b.listCandidates!(election)).toEqual(['b']);
     const next = await b.campaign({ election, candidateId: 'b', leaseMs: 5000 });
     expect(next.role).toBe('leader');
     expect((next as { token: number }).token).toBeGreaterThan(token);

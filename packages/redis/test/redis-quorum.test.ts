@@ -41,7 +41,7 @@ describe('RedisBackend quorum mode', () => {
     expect(forced.token).toBe(3);
     expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toMatchObject({ held: false, leaderId: 'c' });
     // Others by when they are forgotten: b, on a shorter lease, before a.
-    expect(await b.listCandidates(election)).toEqual(['c', 'b', 'a']);
+    expect(await b.listCandidates!(election)).toEqual(['c', 'b', 'a']);
   });
 
   test('a leader keeps its lease with one master down, and loses it (UNAVAILABLE) with two down', async () => {

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe } from '@jest/globals';
+import { supports } from '@conclave/core';
 import type { BackendFactory, ConformanceOptions } from './conformance-options';
 import { SuiteContext, resolveConformanceOptions } from './suite-context';
+import { describeCapabilities } from './capabilities-group';
 import { describeLeadership } from './leadership-group';
 import { describeLeaseOwnership } from './lease-ownership-group';
 import { describeAdminOperations } from './admin-group';
@@ -24,8 +26,9 @@ import { describeLeaderMetadata } from './leader-metadata-group';
  * });
  * ```
  *
- * Capabilities the backend does not declare (`factory.capabilities`) are `test.skip`ped with the
- * reason, never passed silently.
+ * Capabilities the backend does not declare (`factory.capabilities`, read with `supports`) are
+ * `test.skip`ped with the reason, never passed silently. The first test checks that the backend
+ * declares the same and that its optional methods agree with the declaration.
  */
 export function describeBackendConformance(
   name: string,
@@ -46,17 +49,18 @@ export function describeBackendConformance(
       await context?.cleanup();
       context = null;
     });
+    describeCapabilities(factory);
     describeLeadership(ctx);
     describeLeaseOwnership(ctx);
-    describeAdminOperations(ctx, factory.capabilities.listCandidates);
+    describeAdminOperations(ctx, supports(factory, 'listCandidates'));
     describeLifecycle(ctx);
     describeDuplicateIds(ctx);
-    describeTokenFloor(ctx, factory.capabilities.tokenFloor === true);
-    describeTiming(ctx, factory.capabilities);
-    describeLeaderMetadata(ctx, factory.capabilities);
+    describeTokenFloor(ctx, supports(factory, 'tokenFloor'));
+    describeTiming(ctx, factory);
+    describeLeaderMetadata(ctx, factory);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
     describeWaitForLeadership(ctx);
-    describeWatchLeader(ctx, factory.capabilities);
+    describeWatchLeader(ctx, factory);
   });
 }

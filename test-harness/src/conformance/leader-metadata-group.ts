@@ -1,9 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import {
   Elector,
+  capabilityOf,
   isConclaveError,
-  leaderMetadataOf,
-  type BackendCapabilities,
+  type DeclaresCapabilities,
   type ElectionBackend,
   type LeaderInfo,
   type LeaderMetadataCapabilities,
@@ -35,8 +35,8 @@ async function leader(backend: ElectionBackend, election: string): Promise<Leade
  * in `capabilities.leaderMetadata`. A field the backend does not declare is skipped with the
  * reason, and must be absent from `getLeader()` (declared, not faked).
  */
-export function describeLeaderMetadata(ctx: () => SuiteContext, capabilities: BackendCapabilities): void {
-  const kept = leaderMetadataOf(capabilities);
+export function describeLeaderMetadata(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
+  const kept = capabilityOf(declared, 'leaderMetadata');
   const when = (field: Field, title: string) =>
     kept[field] ? test.bind(null, title) : test.skip.bind(null, `${title} (skipped: the backend does not declare leaderMetadata.${field})`);
 
@@ -45,7 +45,7 @@ export function describeLeaderMetadata(ctx: () => SuiteContext, capabilities: Ba
       const c = ctx();
       const backend = await c.backend();
       // The suite skips by what the factory says; the backend must say the same.
-      expect(leaderMetadataOf(backend.capabilities)).toEqual(kept);
+      expect(capabilityOf(backend, 'leaderMetadata')).toEqual(kept);
       // 342 three-byte characters: 1026 bytes, though only 342 UTF-16 units.
       for (const value of ['€'.repeat(342), '\uD800', 42]) {
         let error: unknown;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import type { BackendCapabilities, ElectionBackend, LeaderInfo } from '@conclave/core';
+import { capabilityOf, type DeclaresCapabilities, type ElectionBackend, type LeaderInfo } from '@conclave/core';
 import { delay, waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 
@@ -59,8 +59,8 @@ class Observer {
 }
 
 /** `watchLeader`, where `capabilities.leaderPush` declares it: which changes it announces. */
-export function describeWatchLeader(ctx: () => SuiteContext, capabilities: BackendCapabilities): void {
-  const push = capabilities.leaderPush ?? 'none';
+export function describeWatchLeader(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
+  const push = capabilityOf(declared, 'leaderPush');
   describe('watchLeader (an observer following the leader)', () => {
     const pushTest = push !== 'none' ? test : test.skip;
     pushTest(

@@ -1,4 +1,4 @@
-import { assertCandidateId, assertElectionName } from '@conclave/core';
+import { assertCandidateId, assertElectionName, supports } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { leaderMetadataJson, leaderMetadataLines } from '../leader-metadata';
@@ -22,9 +22,7 @@ export async function withBackend<T>(parsed: ParsedCommand, fn: (ctx: CommandCon
 export function statusCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
     const leader = await backend.getLeader(election);
-    const candidates = backend.capabilities.listCandidates && backend.listCandidates
-      ? await backend.listCandidates(election)
-      : null;
+    const candidates = supports(backend, 'listCandidates') ? await backend.listCandidates!(election) : null;
     if (parsed.json) {
       writeLine(
         JSON.stringify({ election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null, ...leaderMetadataJson(leader), candidates }),

@@ -1,4 +1,4 @@
-import { assertElectionName, consoleLogger, isConclaveError, redactText, type ElectionBackend, type Logger } from '@conclave/core';
+import { assertElectionName, consoleLogger, isConclaveError, redactText, supports, type ElectionBackend, type Logger } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, exitCodeFor } from '../cli-errors';
 import { warnLine, writeLine } from '../cli-context';
@@ -53,8 +53,7 @@ export async function migrateStatusCommand(parsed: ParsedCommand): Promise<numbe
 async function readSide(backend: ElectionBackend, election: string): Promise<SideResult> {
   try {
     const leader = await backend.getLeader(election);
-    const candidates =
-      backend.capabilities.listCandidates && backend.listCandidates ? await backend.listCandidates(election) : null;
+    const candidates = supports(backend, 'listCandidates') ? await backend.listCandidates!(election) : null;
     return {
       kind: backend.kind,
       reading: { ok: true, leader: leader && { candidateId: leader.candidateId, token: leader.token }, candidates },

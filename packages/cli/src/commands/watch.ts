@@ -1,4 +1,4 @@
-import type { ElectionBackend, LeaderInfo } from '@conclave/core';
+import { capabilityOf, type ElectionBackend, type LeaderInfo } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { onShutdownSignals, warnLine, writeLine } from '../cli-context';
@@ -27,7 +27,7 @@ export interface WatchPacing {
 }
 
 export function watchPacing(backend: ElectionBackend, intervalMs = DEFAULT_WATCH_INTERVAL_MS): WatchPacing {
-  const leaderPush = backend.watchLeader ? (backend.capabilities.leaderPush ?? 'none') : 'none';
+  const leaderPush = capabilityOf(backend, 'leaderPush');
   if (leaderPush === 'none') return { push: false, idleMs: intervalMs, retryMs: intervalMs };
   // A reliable backend announces every change, reconnects included: no read without a hint.
   // While reads fail, hints may be what is missing, so retry as a poller would (or sooner).
