@@ -290,8 +290,8 @@ export class MigratingBackend implements ElectionBackend {
     const held = this.terms.get(key);
     if (!held || held.toToken !== token) return { held: false, leaderId: null };
     const [onFrom, onTo] = await Promise.allSettled([
-      this.from.renew({ election, candidateId, token: held.fromToken, leaseMs }),
-      this.to.renew({ election, candidateId, token: held.toToken, leaseMs }),
+      this.from.renew({ ...timingOf(request), election, candidateId, token: held.fromToken, leaseMs }),
+      this.to.renew({ ...timingOf(request), election, candidateId, token: held.toToken, leaseMs }),
     ]);
     const lostFrom = onFrom.status === 'fulfilled' && !onFrom.value.held;
     const lostTo = onTo.status === 'fulfilled' && !onTo.value.held;
@@ -324,8 +324,8 @@ export class MigratingBackend implements ElectionBackend {
     this.toBusy.delete(key);
     // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
     const results = await Promise.allSettled([
-      this.to.release({ election, candidateId, token: token ?? null }),
-      sameTerm ? this.from.release({ election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
+      this.to.release({ ...timingOf(request), election, candidateId, token: token ?? null }),
+      sameTerm ? this.from.release({ ...timingOf(request), election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -534,6 +534,17 @@ function validate(election: string, ...candidate: [candidateId?: string]): void 
 
 function termKey(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
+}
+
+/**
+ * The caller's deadline and signal, for the calls that carry out its request on each side (never
+ * for give-backs of our own, which must go out whether or not the caller still waits).
+ */
+function timingOf(request: RenewRequest | ReleaseRequest): Pick<ReleaseRequest, 'signal' | 'deadlineMs'> {
+  return {
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.deadlineMs === undefined ? {} : { deadlineMs: request.deadlineMs }),
+  };
 }
 
 /** Waits for `promise` and ignores its outcome (a best-effort give-back). */
