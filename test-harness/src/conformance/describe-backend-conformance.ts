@@ -13,6 +13,7 @@ import { describeDuplicateIds } from './duplicate-id-group';
 import { describeWaitForLeadership } from './wait-for-leadership-group';
 import { describeWatchLeader } from './watch-leader-group';
 import { describeLeaderMetadata } from './leader-metadata-group';
+import { describeGivenUpCalls } from './given-up-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -48,6 +49,7 @@ export function describeBackendConformance(
     });
     describeLeadership(ctx);
     describeLeaseOwnership(ctx);
+    describeGivenUpCalls(ctx);
     describeAdminOperations(ctx, factory.capabilities.listCandidates);
     describeLifecycle(ctx);
     describeDuplicateIds(ctx);
