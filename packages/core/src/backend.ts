@@ -44,12 +44,17 @@
  *     took has a greater token and survives it; a later campaign that joined the same term loses
  *     it, which is harmless: the core releases a term only once it has given it up, and never
  *     leads a token again.
- *   - `release` without a token ends whatever this instance holds when it lands, so it should not
+ *   - `release` without a token ends whatever this instance holds when it lands, so it must not
  *     overtake the calls made after it. ZooKeeper (its per-candidate turns) and Redis (one
  *     connection per master, answered in order) keep a candidate's calls in order, and the
- *     memory backend answers each at once. MySQL does not (each call takes a pooled connection):
- *     a tokenless release the core gave up on after it reached the server can still end a term
- *     a later campaign took, and the leader learns it at its next renewal.
+ *     memory backend answers them in call order. MySQL keeps it only until the release has a
+ *     connection (each call takes its own; one given up on before is not sent): a tokenless
+ *     release that reached a stalled server, given up on (after a lease: a follower's `stop()`
+ *     or `pause()`), then `start()` or `resume()`, can still end the term the next campaign took,
+ *     and another candidate may take the lease before the leader's next renewal finds it gone.
+ *   A wrapper that makes several calls for one keeps all this too: what it gives back on its own
+ *   (`@conclave/migrate`: `from`, once `to` failed) must not end a term the next call joined, so
+ *   MigratingBackend runs a candidate's dual campaigns one at a time.
  *   `signal` lets a backend drop work it has not sent yet (a wait for a turn, a subscription, a
  *   pooled connection): honouring it is optional, but a call must still settle, and one that
  *   sees its signal aborted before sending anything rejects with `BACKEND_UNAVAILABLE`, having
