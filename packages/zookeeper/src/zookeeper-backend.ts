@@ -116,8 +116,11 @@ export class ZookeeperBackend implements ElectionBackend {
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {
-      return await this.turns.serialized(candidacyKey(election, candidateId), until, 'campaign', () =>
-        this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
+      return await this.turns.serialized(
+        candidacyKey(election, candidateId),
+        until,
+        'campaign',
+        () => this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
         signal,
       );
     } catch (err) {
