@@ -36,9 +36,10 @@
  *     and starts a new term, with a greater token, only once it has ended. Never two live terms,
  *     never a token lower than one already returned. (Memory, MySQL and single Redis decide a
  *     campaign in one atomic step on the server; ZooKeeper runs a candidate's campaigns and
- *     releases one at a time; Redlock joins a term committed on a majority, and of two campaigns
- *     that overlap, a commit overwritten by the other's leaves a token that no longer renews, so
- *     that term ends: still one holder, and every token above what a majority has counted.)
+ *     releases one at a time.) Redlock joins only a term already committed on a majority: two
+ *     campaigns of one instance that overlap may each commit a token, and the later, greater one
+ *     replaces the earlier on the masters, which then no longer renews. That is the one allowed
+ *     departure: still one holder and one live term, and a greater token for it.
  *   - `renew`: extends only the term its token names and never creates a lease, as always.
  *   - `release` with a token: ends only that term, whenever it lands. A new term a later campaign
  *     took has a greater token and survives it; a later campaign that joined the same term loses
