@@ -48,10 +48,12 @@ function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: 
   return { backend: backend as unknown as ElectionBackend, calls, hints };
 }
 
+// The caller's deadline and signal are part of the request, passed on unchanged.
+const timing = { signal: new AbortController().signal, deadlineMs: 98765 };
 const ARGS: Record<BackendMethod, unknown[]> = {
-  campaign: [{ election: 'e1', candidateId: 'c1', leaseMs: 1234 }],
-  renew: [{ election: 'e1', candidateId: 'c1', token: 7, leaseMs: 1234 }],
-  release: [{ election: 'e1', candidateId: 'c1', token: 7 }],
+  campaign: [{ election: 'e1', candidateId: 'c1', leaseMs: 1234, ...timing }],
+  renew: [{ election: 'e1', candidateId: 'c1', token: 7, leaseMs: 1234, ...timing }],
+  release: [{ election: 'e1', candidateId: 'c1', token: 7, ...timing }],
   getLeader: ['e1'],
   forceLeader: ['e1', 'c2', 4321],
   clearLeader: ['e1'],

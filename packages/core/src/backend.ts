@@ -23,6 +23,44 @@
  *   `listCandidates`) give candidate ids (`candidateOf`). `forceLeader` takes a candidate id; the
  *   lease it creates is adopted, same term, by the first instance of that candidate to campaign
  *   (`mayJoinLease`).
+ * - Calls the core gives up on. The core waits for a `campaign`, `renew` or `release` only until
+ *   the request's `deadlineMs`; then it aborts the request's `signal`, ignores whatever the call
+ *   answers later, and may make its next call for the same instance id at once, while the one it
+ *   gave up on is still queued, in flight, or running on the server. A backend may assume that
+ *   the core never uses the answer of a call it gave up on, waits for at most one call per
+ *   instance id at a time, and releases with the term's token whenever it knows one (a release
+ *   without a token only while it holds no term: a follower stopping or pausing). A call given
+ *   up on may still take effect on the server, before or after the calls that follow it, and the
+ *   backend must keep these true when it does:
+ *   - `campaign`: what it took is this instance's own term. The next campaign of the same
+ *     instance id joins that term while it is live (same token, lease extended: acquire-or-join),
+ *     and starts a new term, with a greater token, only once it has ended. Never two live terms,
+ *     never a token lower than one already returned. (Memory, MySQL and single Redis decide a
+ *     campaign in one atomic step on the server; ZooKeeper runs a candidate's campaigns and
+ *     releases one at a time.) Redlock joins only a term already committed on a majority: two
+ *     campaigns of one instance that overlap may each commit a token, and the later, greater one
+ *     replaces the earlier on the masters, which then no longer renews. That is the one allowed
+ *     departure: still one holder and one live term, and a greater token for it.
+ *   - `renew`: extends only the term its token names and never creates a lease, as always.
+ *   - `release` with a token: ends only that term, whenever it lands. A new term a later campaign
+ *     took has a greater token and survives it; a later campaign that joined the same term loses
+ *     it, which is harmless: the core releases a term only once it has given it up, and never
+ *     leads a token again.
+ *   - `release` without a token ends whatever this instance holds when it lands, so it must not
+ *     overtake the calls made after it. ZooKeeper (its per-candidate turns) and Redis (one
+ *     connection per master, answered in order) keep a candidate's calls in order, and the
+ *     memory backend answers them in call order. MySQL keeps it only until the release has a
+ *     connection (each call takes its own; one given up on before is not sent): a tokenless
+ *     release that reached a stalled server, given up on (after a lease: a follower's `stop()`
+ *     or `pause()`), then `start()` or `resume()`, can still end the term the next campaign took,
+ *     and another candidate may take the lease before the leader's next renewal finds it gone.
+ *   A wrapper that makes several calls for one keeps all this too: what it gives back on its own
+ *   (`@conclave/migrate`: `from`, once `to` failed) must not end a term the next call joined, so
+ *   MigratingBackend runs a candidate's dual campaigns one at a time.
+ *   `signal` lets a backend drop work it has not sent yet (a wait for a turn, a subscription, a
+ *   pooled connection): honouring it is optional, but a call must still settle, and one that
+ *   sees its signal aborted before sending anything rejects with `BACKEND_UNAVAILABLE`, having
+ *   changed nothing. Work already sent is never undone on account of the signal.
  */
 export interface ElectionBackend {
   /** Short lowercase name of the backend kind (`memory`, `mysql`, `redis`, `zookeeper`), used in logs and errors. */
@@ -249,7 +287,13 @@ export interface CampaignRequest {
    * campaign (the Elector does); absent means none. Backends that keep values refuse one that is
    * too long with `INVALID_OPTIONS` before any I/O; the others ignore it.
    */
-  value?: string;
+  value?: string;  /**
+   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
+   * reason is the error the core reports. Optional: absent for callers that never give up.
+   */
+  signal?: AbortSignal | undefined;
+  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
+  deadlineMs?: number | undefined;
 }
 
 export type CampaignResult =
@@ -279,7 +323,13 @@ export interface RenewRequest {
   /** The token of the term being renewed. */
   token: number;
   /** Lease length asked for, ms. */
-  leaseMs: number;
+  leaseMs: number;  /**
+   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
+   * reason is the error the core reports. Optional: absent for callers that never give up.
+   */
+  signal?: AbortSignal | undefined;
+  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
+  deadlineMs?: number | undefined;
 }
 
 export type RenewResult =
@@ -290,7 +340,13 @@ export interface ReleaseRequest {
   election: string;
   candidateId: string;
   /** When set, release only if this term is still the current one. */
-  token?: number | null;
+  token?: number | null;  /**
+   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
+   * reason is the error the core reports. Optional: absent for callers that never give up.
+   */
+  signal?: AbortSignal | undefined;
+  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
+  deadlineMs?: number | undefined;
 }
 
 /**

@@ -444,7 +444,8 @@ export class Elector {
     try {
       result = await this.timed(
         'campaign',
-        this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs, ...(value === undefined ? {} : { value }) }),
+        (timing) =>
+          this.backend.campaign({ election: this.election, candidateId: this.instanceId, leaseMs, ...(value === undefined ? {} : { value }), ...timing }),
         campaignTimeoutMs(this.options),
         () => this.unavailable('campaign timed out'),
       );
@@ -527,7 +528,7 @@ export class Elector {
     try {
       const result = await this.timed(
         'renew',
-        this.backend.renew({ election: this.election, candidateId: this.instanceId, token: term.token, leaseMs }),
+        (timing) => this.backend.renew({ election: this.election, candidateId: this.instanceId, token: term.token, leaseMs, ...timing }),
         renewTimeoutMs(sentAt, term.deadline),
         () => this.unavailable('renew timed out'),
       );
@@ -676,7 +677,7 @@ export class Elector {
     try {
       await this.timed(
         'release',
-        this.backend.release({ election: this.election, candidateId: this.instanceId, token }),
+        (timing) => this.backend.release({ election: this.election, candidateId: this.instanceId, token, ...timing }),
         this.options.leaseMs,
         () => this.unavailable('release timed out'),
       );
@@ -697,16 +698,27 @@ export class Elector {
       });
   }
 
-  /** Bounds a backend call by `timeoutMs` and records its duration and outcome. */
+  /**
+   * Makes a backend call bounded by `timeoutMs` and records its duration and outcome. The call is
+   * told when we give up on it (`deadlineMs`) and learns it when we do (`signal`): the next call
+   * may follow at once, while this one still runs (see ElectionBackend, "Calls the core gives up on").
+   */
   private async timed<T>(
     operation: 'campaign' | 'renew' | 'release',
-    call: Promise<T>,
+    send: (timing: { signal: AbortSignal; deadlineMs: number }) => Promise<T>,
     timeoutMs: number,
     onTimeout: () => Error,
   ): Promise<T> {
+    const controller = new AbortController();
+    const call = send({ signal: controller.signal, deadlineMs: performance.now() + timeoutMs });
     const started = performance.now();
+    const giveUp = () => {
+      const err = onTimeout();
+      controller.abort(err);
+      return err;
+    };
     try {
-      const value = await withTimeout(call, timeoutMs, onTimeout);
+      const value = await withTimeout(call, timeoutMs, giveUp);
       this.lastContactAt = performance.now();
       this.metrics.backendCall(operation, this.lastContactAt - started);
       return value;

@@ -6,3 +6,4 @@ export { TickBatcher } from './tick-batcher';
 export { withTimeout } from './timing';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';
+export { givenUpError, throwIfGivenUp, whenGivenUp } from './given-up';

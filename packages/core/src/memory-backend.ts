@@ -10,6 +10,7 @@ import type {
   RenewResult,
 } from './backend';
 import { ConclaveError } from './errors';
+import { throwIfGivenUp } from './given-up';
 import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger } from './validation';
 import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
@@ -86,10 +87,10 @@ export class MemoryBackend implements ElectionBackend {
     assertPositiveInteger(this.defaultLeaseMs, 'defaultLeaseMs', this.kind);
   }
 
-  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (value !== undefined) assertLeaderValue(value, this.kind, election);
-    const record = await this.enter(election, candidateId);
+    const record = await this.enter(election, candidateId, signal, 'campaign');
     const now = performance.now();
     record.candidates.set(candidateId, now);
     const lease = this.liveLease(record, now);
@@ -113,12 +114,12 @@ export class MemoryBackend implements ElectionBackend {
     return { role: 'leader', token: record.lease.token, leaseMs };
   }
 
-  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+  async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (!Number.isSafeInteger(token) || token < 0) {
       throw new ConclaveError('INVALID_OPTIONS', `token must be a non-negative integer, got ${String(token)}`, { backend: this.kind, election });
     }
-    const record = await this.enter(election, candidateId);
+    const record = await this.enter(election, candidateId, signal, 'renew');
     const now = performance.now();
     record.candidates.set(candidateId, now);
     const lease = this.liveLease(record, now);
@@ -130,8 +131,8 @@ export class MemoryBackend implements ElectionBackend {
     return { held: true, leaseMs };
   }
 
-  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
-    const record = await this.enter(election, candidateId);
+  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
+    const record = await this.enter(election, candidateId, signal, 'release');
     record.candidates.delete(candidateId);
     const lease = record.lease;
     if (lease && lease.holder === candidateId && (token == null || lease.token === token)) {
@@ -280,9 +281,14 @@ export class MemoryBackend implements ElectionBackend {
 
   /** Validates, then yields once so every answer is asynchronous like a real server's. */
   // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
-  private async enter(election: string, ...candidate: [candidateId?: string]): Promise<ElectionRecord> {
+  private async enter(
+    election: string,
+    ...candidate: [candidateId?: string, signal?: AbortSignal | undefined, what?: string]
+  ): Promise<ElectionRecord> {
     assertElectionName(election, this.kind);
     if (candidate.length > 0) assertInstanceId(candidate[0], this.kind, election);
+    // The wait below stands for the round trip: a call its caller gave up on is not sent.
+    throwIfGivenUp(candidate[1], candidate[2] ?? 'call', this.kind, election);
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.closed) throw new ConclaveError('CLOSED', 'the memory backend is closed', { backend: this.kind, election });
     return this.record(election);

@@ -160,6 +160,50 @@ describe('Elector.stop()', () => {
   });
 });
 
+describe('calls the Elector gives up on', () => {
+  /** A memory backend whose campaigns hang, unanswered, while `hanging`; it keeps every request. */
+  class HangingCampaigns extends MemoryBackend {
+    hanging = true;
+    readonly requests: Array<Parameters<MemoryBackend['campaign']>[0] | Parameters<MemoryBackend['release']>[0]> = [];
+    override async campaign(...args: Parameters<MemoryBackend['campaign']>) {
+      this.requests.push(args[0]);
+      if (this.hanging) return new Promise<never>(() => undefined);
+      return super.campaign(...args);
+    }
+    override async release(...args: Parameters<MemoryBackend['release']>) {
+      this.requests.push(args[0]);
+      return super.release(...args);
+    }
+  }
+
+  test('each call carries its deadline, and its signal aborts when the Elector gives up on it', async () => {
+    const backend = new HangingCampaigns();
+    const e = new Elector({ backend, election: 'gives-up', candidateId: 'a', leaseMs: 400, logger: null });
+    const started = e.start();
+    await waitFor(() => backend.requests.length > 0, 'the first campaign');
+    const sentAt = performance.now();
+    const first = backend.requests[0]!;
+    expect(first.signal).toBeInstanceOf(AbortSignal);
+    expect(first.signal!.aborted).toBe(false);
+    // The campaign timeout is leaseMs - safetyMarginMs.
+    expect(first.deadlineMs).toBeLessThanOrEqual(sentAt + 400 - 50);
+    expect(first.deadlineMs).toBeGreaterThan(sentAt + 400 - 50 - 100);
+    await started;
+    expect(first.signal!.aborted).toBe(true);
+    expect(performance.now()).toBeGreaterThanOrEqual(first.deadlineMs! - 1);
+    expect(first.signal!.reason).toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+    backend.hanging = false;
+    await waitFor(() => e.isLeader(), 'leadership once campaigns are answered', 5000);
+    const answered = backend.requests.at(-1)!;
+    expect(answered.signal!.aborted).toBe(false);
+    await e.stop();
+    const release = backend.requests.at(-1)!;
+    expect(release).toMatchObject({ candidateId: e.instanceId, token: e.state.token ?? expect.any(Number) });
+    expect(release.signal!.aborted).toBe(false);
+    expect(typeof release.deadlineMs).toBe('number');
+  });
+});
+
 describe('health()', () => {
   test('leaseRemainingMs is a whole number of ms', async () => {
     const e = new Elector({ backend: new MemoryBackend(), election: 'health-int', candidateId: 'a', leaseMs: 600 });

@@ -74,6 +74,8 @@ export class MigratingBackend implements ElectionBackend {
   private readonly toBusy = new Map<string, { until: number; answer: CampaignResult & { role: 'follower' } }>();
   /** to-only: what is known of `from`'s leader (see OldLeaderWatch). */
   private readonly oldLeaders: OldLeaderWatch;
+  /** dual: the end of each candidate's last campaign (see `campaign`). */
+  private readonly campaigning = new Map<string, Promise<void>>();
 
   /** Throws `INVALID_OPTIONS` for bad options; does no I/O. */
   constructor(options: MigratingBackendOptions) {
@@ -92,17 +94,36 @@ export class MigratingBackend implements ElectionBackend {
     const { election, candidateId } = request;
     validate(election, candidateId);
     const key = termKey(election, candidateId);
-    // A second round only when a side handed back a term this candidate already led with and
-    // gave up (its release was lost or failed), or when `to`'s term ended under a `from` term
-    // that went on: `campaignDual` has given that back, and the next round takes a fresh one.
-    for (let round = 0; round < 2; round++) {
-      const result = await this.campaignDual(request, key);
-      if (result !== RETRY) return result;
+    // A campaign the caller gave up on may still be running, and what it gives back (`from`, once
+    // `to` failed) would end the term the next campaign joined: so a candidate's dual campaigns
+    // take turns. Waiting for the turn ends, unsent, when the caller gives up on this one.
+    const previous = this.campaigning.get(key);
+    const run = (async () => {
+      if (previous) await turnOrGiveUp(previous, request);
+      // A second round only when a side handed back a term this candidate already led with and
+      // gave up (its release was lost or failed), or when `to`'s term ended under a `from` term
+      // that went on: `campaignDual` has given that back, and the next round takes a fresh one.
+      for (let round = 0; round < 2; round++) {
+        const result = await this.campaignDual(request, key);
+        if (result !== RETRY) return result;
+      }
+      throw new ConclaveError('BACKEND_UNAVAILABLE', `${this.from.kind} keeps answering with a term already given up`, {
+        backend: KIND,
+        election,
+      });
+    })();
+    const ended = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    // The next campaign waits for this one, which ends after the previous one even if it gave up.
+    const tail = previous ? previous.then(() => ended) : ended;
+    this.campaigning.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.campaigning.get(key) === tail) this.campaigning.delete(key);
     }
-    throw new ConclaveError('BACKEND_UNAVAILABLE', `${this.from.kind} keeps answering with a term already given up`, {
-      backend: KIND,
-      election,
-    });
   }
 
   /**
@@ -291,8 +312,8 @@ export class MigratingBackend implements ElectionBackend {
     const held = this.terms.get(key);
     if (!held || held.toToken !== token) return { held: false, leaderId: null };
     const [onFrom, onTo] = await Promise.allSettled([
-      this.from.renew({ election, candidateId, token: held.fromToken, leaseMs }),
-      this.to.renew({ election, candidateId, token: held.toToken, leaseMs }),
+      this.from.renew({ ...timingOf(request), election, candidateId, token: held.fromToken, leaseMs }),
+      this.to.renew({ ...timingOf(request), election, candidateId, token: held.toToken, leaseMs }),
     ]);
     const lostFrom = onFrom.status === 'fulfilled' && !onFrom.value.held;
     const lostTo = onTo.status === 'fulfilled' && !onTo.value.held;
@@ -325,8 +346,8 @@ export class MigratingBackend implements ElectionBackend {
     this.toBusy.delete(key);
     // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
     const results = await Promise.allSettled([
-      this.to.release({ election, candidateId, token: token ?? null }),
-      sameTerm ? this.from.release({ election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
+      this.to.release({ ...timingOf(request), election, candidateId, token: token ?? null }),
+      sameTerm ? this.from.release({ ...timingOf(request), election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -486,6 +507,7 @@ export class MigratingBackend implements ElectionBackend {
     this.ledFrom.clear();
     this.ledTo.clear();
     this.toBusy.clear();
+    this.campaigning.clear();
     this.oldLeaders.clear();
     if (this.closeBackends) await Promise.all([this.from.close(), this.to.close()]);
   }
@@ -534,6 +556,45 @@ function validate(election: string, ...candidate: [candidateId?: string]): void 
 
 function termKey(election: string, candidateId: string): string {
   return `${election}\u0000${candidateId}`;
+}
+
+/**
+ * Waits for `previous` (never rejects); rejects with BACKEND_UNAVAILABLE, having sent nothing,
+ * when the caller gives up first (its signal aborts, or its deadline passes).
+ */
+async function turnOrGiveUp(previous: Promise<void>, request: CampaignRequest): Promise<void> {
+  const { signal, deadlineMs, election } = request;
+  const gaveUp = new ConclaveError('BACKEND_UNAVAILABLE', 'campaign not sent: an earlier campaign of this candidate is still running', {
+    backend: KIND,
+    election,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const givenUp = new Promise<boolean>((resolve) => {
+    if (deadlineMs !== undefined) timer = setTimeout(() => resolve(true), Math.max(0, deadlineMs - performance.now()));
+    if (signal) {
+      onAbort = () => resolve(true);
+      if (signal.aborted) resolve(true);
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+  try {
+    if (await Promise.race([previous.then(() => false), givenUp])) throw gaveUp;
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * The caller's deadline and signal, for the calls that carry out its request on each side (never
+ * for give-backs of our own, which must go out whether or not the caller still waits).
+ */
+function timingOf(request: RenewRequest | ReleaseRequest): Pick<ReleaseRequest, 'signal' | 'deadlineMs'> {
+  return {
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.deadlineMs === undefined ? {} : { deadlineMs: request.deadlineMs }),
+  };
 }
 
 /** Waits for `promise` and ignores its outcome (a best-effort give-back). */

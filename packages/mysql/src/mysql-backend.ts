@@ -20,7 +20,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
-import { TickBatcher } from '@conclave/core/internal';
+import { TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {
@@ -146,32 +146,40 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
-    const { election, candidateId, leaseMs, value } = request;
+    const { election, candidateId, leaseMs, value, signal } = request;
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
+    throwIfGivenUp(signal, 'campaign', KIND, election);
     await this.ready(election);
+    // The schema may have taken a while: a caller that gave up meanwhile is not sent.
+    throwIfGivenUp(signal, 'campaign', KIND, election);
     return this.campaigns.submit({ election, candidateId, leaseMs, ...(value === undefined ? {} : { value }) });
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
-    const { election, candidateId, token, leaseMs } = request;
+    const { election, candidateId, token, leaseMs, signal } = request;
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
       throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer', { backend: KIND, election });
     }
+    throwIfGivenUp(signal, 'renew', KIND, election);
     await this.ready(election);
+    throwIfGivenUp(signal, 'renew', KIND, election);
     return this.renewals.submit({ election, candidateId, token, leaseMs });
   }
 
-  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
     if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
       throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer or null', { backend: KIND, election });
     }
+    // A release its caller gave up on before it got a connection is not sent: the lease runs
+    // out on the server, and a late one cannot overtake the campaign that follows it.
+    throwIfGivenUp(signal, 'release', KIND, election);
     await this.ready(election);
-    await this.run([releaseSql(this.table, election, candidateId, token ?? null)], election);
+    await this.run([releaseSql(this.table, election, candidateId, token ?? null)], election, signal);
     // Row first, then the wake-up: followers that wake must find the lease free.
     await this.wake?.follow(election, undefined);
   }
@@ -369,10 +377,10 @@ export class MysqlBackend implements ElectionBackend {
     return this.schemaReady;
   }
 
-  private async run(statements: string[], election?: string): Promise<unknown[]> {
+  private async run(statements: string[], election?: string, signal?: AbortSignal): Promise<unknown[]> {
     if (this.closed) throw new ConclaveError('CLOSED', 'the MySQL backend is closed', { backend: KIND, election });
     try {
-      return await this.executor.run(statements, election);
+      return await this.executor.run(statements, election, signal);
     } catch (err) {
       // The table was dropped behind our back: create it again on the next call.
       if (isNoSuchTable(err)) this.schemaReady = null;

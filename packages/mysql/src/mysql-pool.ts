@@ -1,6 +1,7 @@
 import { createConnection, createPool } from 'mysql2';
 import { mysql2SslOption } from './mysql-tls';
 import { ConclaveError } from '@conclave/core';
+import { givenUpError } from '@conclave/core/internal';
 import type { MysqlPoolSource } from './mysql-options';
 import type { MysqlDedicatedConnection, MysqlPool, MysqlPoolConnection } from './mysql-pool-types';
 
@@ -74,8 +75,8 @@ export class MysqlExecutor {
    * Runs `statements` and resolves with one result per statement: in one round trip when the
    * connection accepts multiple statements, else one after another on the same connection.
    */
-  async run(statements: string[], election?: string): Promise<unknown[]> {
-    const connection = await this.acquire(election);
+  async run(statements: string[], election?: string, signal?: AbortSignal): Promise<unknown[]> {
+    const connection = await this.acquire(election, signal);
     let ok = false;
     try {
       let results: unknown[];
@@ -95,20 +96,34 @@ export class MysqlExecutor {
     }
   }
 
-  /** A connection taken out of the pool for good (named locks live in one session); `destroy()` it when done. */
-  acquire(election?: string): Promise<MysqlPoolConnection> {
+  /**
+   * A connection taken out of the pool for good (named locks live in one session); `destroy()` it
+   * when done. While it waits for one, a caller that gives up (`signal`) is answered
+   * BACKEND_UNAVAILABLE at once, and the connection, when it comes, goes back unused.
+   */
+  acquire(election?: string, signal?: AbortSignal): Promise<MysqlPoolConnection> {
     if (this.closed) return Promise.reject(closedError(election));
     return this.resolvePool(election).then(
       (pool) =>
         new Promise<MysqlPoolConnection>((resolve, reject) => {
           let settled = false;
+          const givenUp = () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            reject(givenUpError(signal!, 'MySQL call', KIND, election ?? ''));
+          };
           const timer = setTimeout(() => {
             settled = true;
+            signal?.removeEventListener('abort', givenUp);
             reject(new ConclaveError('BACKEND_UNAVAILABLE', `no MySQL connection within ${this.timeoutMs} ms`, { backend: KIND, election }));
           }, this.timeoutMs);
+          if (signal?.aborted) return givenUp();
+          signal?.addEventListener('abort', givenUp, { once: true });
           try {
             pool.getConnection((err, connection) => {
               clearTimeout(timer);
+              signal?.removeEventListener('abort', givenUp);
               if (connection) this.guard(connection);
               if (settled) {
                 // Too late: the caller gave up. Hand the connection back rather than leak it.
@@ -121,6 +136,7 @@ export class MysqlExecutor {
             });
           } catch (err) {
             clearTimeout(timer);
+            signal?.removeEventListener('abort', givenUp);
             settled = true;
             reject(toMysqlError(err, election));
           }

@@ -14,6 +14,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
+import { throwIfGivenUp, whenGivenUp } from '@conclave/core/internal';
 import { electionKeys, type ElectionKeys } from './redis-keys';
 import type { LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';
@@ -77,24 +78,29 @@ export class RedisBackend implements ElectionBackend {
     this.watchLeader = this.options.publish ? (election, onChange) => this.observeLeader(election, onChange) : undefined;
   }
 
-  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
     const keys = this.enter(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (value !== undefined) assertLeaderValue(value, this.kind, election);
-    await this.subscriptionsSettled(keys.channel, leaseMs);
+    throwIfGivenUp(signal, 'campaign', this.kind, election);
+    await this.subscriptionsSettled(keys.channel, leaseMs, signal);
+    throwIfGivenUp(signal, 'campaign', this.kind, election);
     return this.ops.campaign(keys, election, candidateId, leaseMs, value);
   }
 
-  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+  async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
     const keys = this.enter(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     assertToken(token);
+    throwIfGivenUp(signal, 'renew', this.kind, election);
     return this.ops.renew(keys, election, candidateId, token, leaseMs);
   }
 
-  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
     const keys = this.enter(election, candidateId);
     if (token != null) assertToken(token);
+    // Unsent, the lease just runs out on the server.
+    throwIfGivenUp(signal, 'release', this.kind, election);
     return this.ops.release(keys, election, candidateId, token ?? null);
   }
 
@@ -217,17 +223,21 @@ export class RedisBackend implements ElectionBackend {
    * poll while the old leader, back from its step-down hold-off, takes the lease again. So a
    * campaign first waits for the election's SUBSCRIBE to be confirmed on every master that is
    * connected or connecting — at most a quarter of the lease (or commandTimeoutMs), so the wait
-   * never eats the lease. This costs one wait, on the first campaign after `watch`.
+   * never eats the lease. This costs one wait, on the first campaign after `watch`. It ends early
+   * when the caller gives up on the campaign (`signal`), which is then not sent.
    */
-  private async subscriptionsSettled(channel: string, leaseMs: number): Promise<void> {
+  private async subscriptionsSettled(channel: string, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
+    const givenUp = whenGivenUp(signal);
     await Promise.race([
       Promise.all(this.nodes.map((node) => node.subscribed(channel))),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, Math.min(this.options.commandTimeoutMs, Math.floor(leaseMs / 4)));
       }),
+      givenUp.promise,
     ]);
     clearTimeout(timer);
+    givenUp.dispose();
   }
 
   /**

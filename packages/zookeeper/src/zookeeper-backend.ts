@@ -18,6 +18,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
+import { throwIfGivenUp } from '@conclave/core/internal';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { zkCode } from './zookeeper-client-util';
@@ -106,26 +107,32 @@ export class ZookeeperBackend implements ElectionBackend {
     return this.session.timeoutMs();
   }
 
-  async campaign({ election, candidateId, leaseMs, value }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
+    throwIfGivenUp(signal, 'campaign', KIND, election);
     this.session.adoptLease(leaseMs, this.candidacies.idle(), election);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {
-      return await this.turns.serialized(candidacyKey(election, candidateId), until, 'campaign', () =>
-        this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
+      return await this.turns.serialized(
+        candidacyKey(election, candidateId),
+        until,
+        'campaign',
+        () => this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
+        signal,
       );
     } catch (err) {
       throw this.toError(err, election, 'campaign');
     }
   }
 
-  async renew({ election, candidateId, token, leaseMs }: RenewRequest): Promise<RenewResult> {
+  async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     this.ensureOpen(election);
+    throwIfGivenUp(signal, 'renew', KIND, election);
     const sentAt = performance.now();
     const c = this.candidacies.get(candidacyKey(election, candidateId));
     // Never creates anything: without our node in the live session there is no lease to extend.
@@ -153,6 +160,8 @@ export class ZookeeperBackend implements ElectionBackend {
   async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
     this.ensureOpen(election);
+    // Sent even when the caller has given up on it: a node that is not deleted stays, leading or
+    // queued, for the whole session, whereas a late release still frees the election.
     const until = performance.now() + this.requestTimeoutMs;
     try {
       await this.turns.serialized(candidacyKey(election, candidateId), until, 'release', () =>

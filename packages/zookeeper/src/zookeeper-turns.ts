@@ -22,9 +22,10 @@ export class CandidateTurns {
    * candidacy interleave badly (a release deleting our node and forgetting the candidacy while a
    * campaign re-creates a node under it leaves that node, unknown to anyone, in the queue for
    * the whole session), so they take turns. Waiting for the turn counts against `until`; a call
-   * that cannot get it in time fails with BACKEND_UNAVAILABLE having done nothing.
+   * that cannot get it in time fails with BACKEND_UNAVAILABLE having done nothing, and so does
+   * one whose caller gives up meanwhile (`signal`).
    */
-  async serialized<T>(k: string, until: number, what: string, fn: () => Promise<T>): Promise<T> {
+  async serialized<T>(k: string, until: number, what: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const previous = this.tails.get(k);
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
@@ -32,10 +33,13 @@ export class CandidateTurns {
     const tail = previous ? previous.then(() => finished) : finished;
     this.tails.set(k, tail);
     try {
-      if (previous && !(await settlesBy(previous, until))) {
+      if (previous && !(await settlesBy(previous, until, signal))) {
         throw new ConclaveError('BACKEND_UNAVAILABLE', `${what}: an earlier call for this candidate is still running`, {
           backend: KIND,
         });
+      }
+      if (signal?.aborted) {
+        throw new ConclaveError('BACKEND_UNAVAILABLE', `${what} not sent: the caller gave up on it`, { backend: KIND, cause: signal.reason });
       }
       return await fn();
     } finally {
@@ -45,14 +49,21 @@ export class CandidateTurns {
   }
 }
 
-/** Whether `promise` settles by `until` (performance.now() ms). */
-function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
+/** Whether `promise` settles by `until` (performance.now() ms) and before `signal` aborts. */
+function settlesBy(promise: Promise<unknown>, until: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), Math.max(0, until - performance.now()));
-    const done = () => {
+    const end = (settled: boolean) => {
       clearTimeout(timer);
-      resolve(true);
+      signal?.removeEventListener('abort', gaveUp);
+      resolve(settled);
     };
-    promise.then(done, done);
+    const gaveUp = () => end(false);
+    const timer = setTimeout(gaveUp, Math.max(0, until - performance.now()));
+    if (signal?.aborted) return end(false);
+    signal?.addEventListener('abort', gaveUp, { once: true });
+    promise.then(
+      () => end(true),
+      () => end(true),
+    );
   });
 }

@@ -15,6 +15,7 @@ import { describeDuplicateIds } from './duplicate-id-group';
 import { describeWaitForLeadership } from './wait-for-leadership-group';
 import { describeWatchLeader } from './watch-leader-group';
 import { describeLeaderMetadata } from './leader-metadata-group';
+import { describeGivenUpCalls } from './given-up-group';
 
 /**
  * The shared conformance suite. A backend's test file calls it in a few lines:
@@ -52,6 +53,7 @@ export function describeBackendConformance(
     describeCapabilities(factory);
     describeLeadership(ctx);
     describeLeaseOwnership(ctx);
+    describeGivenUpCalls(ctx);
     describeAdminOperations(ctx, supports(factory, 'listCandidates'));
     describeLifecycle(ctx);
     describeDuplicateIds(ctx);
