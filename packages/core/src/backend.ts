@@ -49,11 +49,10 @@
  *   - `release` without a token ends whatever this instance holds when it lands, so it must not
  *     overtake the calls made after it. ZooKeeper (its per-candidate turns) and Redis (one
  *     connection per master, answered in order) keep a candidate's calls in order, and the
- *     memory backend answers them in call order. MySQL keeps it only until the release has a
- *     connection (each call takes its own; one given up on before is not sent): a tokenless
- *     release that reached a stalled server, given up on (after a lease: a follower's `stop()`
- *     or `pause()`), then `start()` or `resume()`, can still end the term the next campaign took,
- *     and another candidate may take the lease before the leader's next renewal finds it gone.
+ *     memory backend answers them in call order. MySQL cannot (each call takes its own
+ *     connection, so a release that reached a stalled server may run after the campaign that
+ *     followed it): it ends no term above the request's `notAbove`, the last token the core led
+ *     with, so a term the next campaign takes or joins survives the late release.
  *   A wrapper that makes several calls for one keeps all this too: what it gives back on its own
  *   (`@conclave/migrate`: `from`, once `to` failed) must not end a term the next call joined, so
  *   MigratingBackend runs a candidate's dual campaigns one at a time.
@@ -340,7 +339,16 @@ export interface ReleaseRequest {
   election: string;
   candidateId: string;
   /** When set, release only if this term is still the current one. */
-  token?: number | null;  /**
+  token?: number | null;
+  /**
+   * Without `token`: the greatest token the caller has led with in this election (0 when none). A backend whose calls of one instance can land out of order on the server
+   * (MySQL: each call on its own connection, so a release that reached a stalled server may run
+   * after the campaign that followed it) must not end a term above it: such a term was taken
+   * after the release was decided, or never reached the caller (it then ends with its lease).
+   * Absent: no bound (an admin's release).
+   */
+  notAbove?: number | undefined;
+  /**
    * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
    * reason is the error the core reports. Optional: absent for callers that never give up.
    */

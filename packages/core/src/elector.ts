@@ -677,7 +677,15 @@ export class Elector {
     try {
       await this.timed(
         'release',
-        (timing) => this.backend.release({ election: this.election, candidateId: this.instanceId, token, ...timing }),
+        (timing) =>
+          this.backend.release({
+            election: this.election,
+            candidateId: this.instanceId,
+            token,
+            // A release that lands late must not end a term this Elector has not seen yet.
+            ...(token === null ? { notAbove: this.lastToken ?? 0 } : {}),
+            ...timing,
+          }),
         this.options.leaseMs,
         () => this.unavailable('release timed out'),
       );

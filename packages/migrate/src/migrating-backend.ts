@@ -346,7 +346,14 @@ export class MigratingBackend implements ElectionBackend {
     this.toBusy.delete(key);
     // Both sides, each whatever the other does: a `to` that is down must not keep `from`.
     const results = await Promise.allSettled([
-      this.to.release({ ...timingOf(request), election, candidateId, token: token ?? null }),
+      // The core's tokens are `to`'s: its bound applies there as it is.
+      this.to.release({
+        ...timingOf(request),
+        election,
+        candidateId,
+        token: token ?? null,
+        ...(token == null && request.notAbove !== undefined ? { notAbove: request.notAbove } : {}),
+      }),
       sameTerm ? this.from.release({ ...timingOf(request), election, candidateId, token: held?.fromToken ?? null }) : Promise.resolve(),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -170,16 +170,19 @@ export class MysqlBackend implements ElectionBackend {
     return this.renewals.submit({ election, candidateId, token, leaseMs });
   }
 
-  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
     if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
       throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer or null', { backend: KIND, election });
+    }
+    if (notAbove !== undefined && (!Number.isSafeInteger(notAbove) || notAbove < 0)) {
+      throw new ConclaveError('INVALID_OPTIONS', 'notAbove must be a non-negative integer', { backend: KIND, election });
     }
     // A release its caller gave up on before it got a connection is not sent: the lease runs
     // out on the server, and a late one cannot overtake the campaign that follows it.
     throwIfGivenUp(signal, 'release', KIND, election);
     await this.ready(election);
-    await this.run([releaseSql(this.table, election, candidateId, token ?? null)], election, signal);
+    await this.run([releaseSql(this.table, election, candidateId, token ?? null, notAbove)], election, signal);
     // Row first, then the wake-up: followers that wake must find the lease free.
     await this.wake?.follow(election, undefined);
   }

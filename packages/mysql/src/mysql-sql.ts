@@ -184,11 +184,21 @@ FROM ${q(table)} WHERE name IN (${elections.map(() => '?').join(', ')})`,
 }
 
 /**
- * Gives the lease up, only if `candidateId` holds it (and, with a token, only that term).
+ * Gives the lease up, only if `candidateId` holds it (and, with a token, only that term; without
+ * one but with `notAbove`, only a term no greater).
  * Not a `DELETE … WHERE name=? AND node=?`: deleting would also delete the term, and the next
  * leader would start again at token 1. The row stays with `holder` NULL.
  */
-export function releaseSql(table: string, election: string, candidateId: string, token: number | null): string {
+export function releaseSql(table: string, election: string, candidateId: string, token: number | null, notAbove?: number): string {
+  if (token === null && notAbove !== undefined) {
+    // Each call runs on its own connection: a release that reached a stalled server can run after
+    // the campaign that followed it. It must not end a term its caller had not seen.
+    return bind(`UPDATE ${q(table)} SET holder = NULL, expires_at = NULL WHERE name = ? AND holder = ? AND term <= ?`, [
+      election,
+      candidateId,
+      notAbove,
+    ]);
+  }
   return token === null
     ? bind(`UPDATE ${q(table)} SET holder = NULL, expires_at = NULL WHERE name = ? AND holder = ?`, [election, candidateId])
     : bind(`UPDATE ${q(table)} SET holder = NULL, expires_at = NULL WHERE name = ? AND holder = ? AND term = ?`, [

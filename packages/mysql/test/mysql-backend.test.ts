@@ -70,6 +70,21 @@ describe('lease row', () => {
     expect(second.token).toBeGreaterThan(first.token);
   });
 
+  test('a release without a token that lands late ends no term above the last one its caller saw, and still ends one at or below it', async () => {
+    const a = backend();
+    const e = uniqueElection();
+    // The caller decided to release when it had seen no term (a follower stopping); the server
+    // ran it only after the caller's next campaign had taken a term.
+    const term = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: LEASE }));
+    await a.release({ election: e, candidateId: 'A 1', notAbove: 0 });
+    expect(await a.getLeader(e)).toMatchObject({ candidateId: 'A', token: term.token });
+    await a.release({ election: e, candidateId: 'A 1', notAbove: term.token - 1 });
+    expect(await a.getLeader(e)).toMatchObject({ candidateId: 'A', token: term.token });
+    // A term the caller had seen (a campaign answer it gave up on, then learnt) is released.
+    await a.release({ election: e, candidateId: 'A 1', notAbove: term.token });
+    expect(await a.getLeader(e)).toBeNull();
+  });
+
   test('tokens keep increasing across clearLeader and forceLeader; renew fails after either', async () => {
     const a = backend();
     const e = uniqueElection();
