@@ -205,7 +205,7 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
     expect(checked).toBeGreaterThan(CASES / 3);
   });
 
-  // Once a known bug (issue-6 report): every backend skipped validation for an explicit
+  // Once a known bug: every backend skipped validation for an explicit
   // `undefined` id, and the memory backend took any leaseMs.
   test('an undefined candidate id (or a bad leaseMs on the memory backend) is refused before any I/O', async () => {
     const backends = await directBackends();
@@ -258,7 +258,7 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
     }
   });
 
-  // Once a known bug (issue-6 report): the message was built with JSON.stringify, which throws
+  // Once a known bug: the message was built with JSON.stringify, which throws
   // a TypeError for a BigInt.
   test('RedisBackend refuses a BigInt keyPrefix with INVALID_NAME', async () => {
     const closed = await freePort();
