@@ -1,0 +1,134 @@
+/** The steady-state cost: server operations and round trips per second of a leader and a follower. */
+import type { BenchTarget } from './servers';
+import { startCountingProxy, type CountingProxy } from './counting-proxy';
+import { disposeAll, startCandidate, waitLeader, type BenchCandidate } from './scenario-candidates';
+import { electionName, type BenchSettings } from './scenario-settings';
+import { nowMs, round, sleep } from './util';
+
+export interface RateSample {
+  /** Server operations per second attributed to one process (see the phase notes). */
+  serverOpsPerSec: number | null;
+  /** Redis: network reads per second on the server (≈ round trips). */
+  serverReadsPerSec: number | null;
+  /** Client→server bursts per second through the process's counting proxy (≈ round trips). */
+  clientSendsPerSec: number | null;
+}
+
+export interface SteadyResult {
+  windowMs: number;
+  renewMs: number;
+  leader: RateSample;
+  follower: RateSample;
+  /** One process leading `manyCount` elections alone (conclave only: null for the peers). */
+  manyLeader: (RateSample & { elections: number; splitBurstsPerSec: number | null }) | null;
+}
+
+async function measure(
+  target: BenchTarget,
+  proxies: CountingProxy[],
+  windowMs: number,
+): Promise<{ ops: number; reads: number | null; sends: number[]; splits: number[]; seconds: number }> {
+  const c0 = await target.counters();
+  const t0 = nowMs();
+  await sleep(windowMs);
+  const c1 = await target.counters();
+  const t1 = nowMs();
+  const seconds = (t1 - t0) / 1000;
+  // Round trips per second of each process: bursts in the window; when periodic, (n − 1) over the
+  // span from the first to the last burst, so that where the window falls adds no ±1.
+  const sends = proxies.map((p) => {
+    const ts = p.times.filter((t) => t >= t0 && t < t1);
+    return ts.length >= 3 ? ((ts.length - 1) / (ts[ts.length - 1]! - ts[0]!)) * 1000 * seconds : ts.length;
+  });
+  // Bursts that follow another within 100 ms: a renewal batch split over several turns.
+  const splits = proxies.map((p) => {
+    const ts = p.times.filter((t) => t >= t0 && t < t1);
+    return ts.filter((t, i) => i > 0 && t - ts[i - 1]! < 100).length;
+  });
+  // The window holds exactly one of the two probes (MySQL: one statement; Redis: one read, INFO not counted as a command).
+  const probeOps = target.kind === 'mysql' ? 1 : 0;
+  return {
+    ops: c1.ops - c0.ops - probeOps,
+    reads: c0.reads !== null && c1.reads !== null ? c1.reads - c0.reads - 1 : null,
+    sends,
+    splits,
+    seconds,
+  };
+}
+
+/**
+ * Phase A: one candidate alone (it leads): its rate. Phase B: two followers join: (total −
+ * leader) / 2 per follower. Phase C: one process leading `manyCount` elections alone. Server
+ * counters are global; the phases attribute them. Every process also goes through its own
+ * counting proxy.
+ */
+export async function steadyState(
+  target: BenchTarget,
+  windowMs: number,
+  manyCount: number,
+  s: BenchSettings,
+  startMany: ((url: string, count: number) => Promise<{ ready: Promise<void>; stop: () => Promise<void> }>) | null,
+): Promise<SteadyResult> {
+  const renewMs = Math.floor(s.leaseMs / 3);
+  const election = electionName('steady');
+  const proxies: CountingProxy[] = [];
+  const cs: BenchCandidate[] = [];
+  const rate = (n: number | null, sec: number) => (n === null ? null : round(n / sec, 2));
+  try {
+    const p0 = await startCountingProxy(target.port);
+    proxies.push(p0);
+    cs.push(await startCandidate(target, target.url(p0.port), election, 0, s.leaseMs));
+    await waitLeader(cs, s.leaseMs * 4);
+    await sleep(1500);
+    const a = await measure(target, proxies, windowMs);
+    const leader: RateSample = {
+      serverOpsPerSec: rate(a.ops, a.seconds),
+      serverReadsPerSec: rate(a.reads, a.seconds),
+      clientSendsPerSec: rate(a.sends[0]!, a.seconds),
+    };
+    s.log(`    leader alone: ${JSON.stringify(leader)}`);
+    for (let i = 0; i < 2; i++) {
+      const p = await startCountingProxy(target.port);
+      proxies.push(p);
+      cs.push(await startCandidate(target, target.url(p.port), election, 0, s.leaseMs));
+    }
+    await sleep(2000);
+    const b = await measure(target, proxies, windowMs);
+    const followerSends = (b.sends[1]! + b.sends[2]!) / 2;
+    const follower: RateSample = {
+      serverOpsPerSec: rate((b.ops - (leader.serverOpsPerSec ?? 0) * b.seconds) / 2, b.seconds),
+      serverReadsPerSec:
+        b.reads === null ? null : rate((b.reads - (leader.serverReadsPerSec ?? 0) * b.seconds) / 2, b.seconds),
+      clientSendsPerSec: rate(followerSends, b.seconds),
+    };
+    s.log(`    per follower: ${JSON.stringify(follower)} (leader during phase B: ${rate(b.sends[0]!, b.seconds)}/s sends)`);
+    await disposeAll(cs);
+    cs.length = 0;
+    await sleep(500);
+    if (!startMany) return { windowMs, renewMs, leader, follower, manyLeader: null };
+
+    const pm = await startCountingProxy(target.port);
+    proxies.push(pm);
+    const many = await startMany(target.url(pm.port), manyCount);
+    try {
+      await many.ready;
+      await sleep(2500);
+      const c = await measure(target, [pm], windowMs);
+      const manyLeader = {
+        elections: manyCount,
+        serverOpsPerSec: rate(c.ops, c.seconds),
+        serverReadsPerSec: rate(c.reads, c.seconds),
+        clientSendsPerSec: rate(c.sends[0]!, c.seconds),
+        /** Bursts per second that came < 100 ms after another (a batch split over several turns). */
+        splitBurstsPerSec: rate(c.splits[0]!, c.seconds),
+      };
+      s.log(`    one process leading ${manyCount} elections: ${JSON.stringify(manyLeader)}`);
+      return { windowMs, renewMs, leader, follower, manyLeader };
+    } finally {
+      await many.stop();
+    }
+  } finally {
+    await disposeAll(cs);
+    await Promise.all(proxies.map((p) => p.close()));
+  }
+}
