@@ -15,7 +15,9 @@ module.exports = {
     '^@conclave/test-harness$': '<rootDir>/test-harness/src/index.ts',
     '^@conclave/test-harness/tools$': '<rootDir>/test-harness/src/tools.ts',
     '^@conclave/core/internal$': '<rootDir>/packages/core/src/internal.ts',
-    '^@conclave/(core|mysql|redis|zookeeper|migrate|cli)$': '<rootDir>/packages/$1/src/index.ts',
+    // A backend package's kit and launchers (its `testing` entry), and every package's main entry.
+    '^@conclave/([a-z-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
+    '^@conclave/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],
   testTimeout: 60_000,

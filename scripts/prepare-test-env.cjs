@@ -36,7 +36,7 @@ const REQUIREMENTS = [
     apt: ['default-jre-headless'],
   },
   {
-    // Where test-harness/src/servers/zookeeper-server.ts looks (zookeeperClasspath()).
+    // Where packages/zookeeper/src/testing/zookeeper-jvm.ts looks (zookeeperClasspath()).
     name: "ZooKeeper's jars",
     present: (p) =>
       p.env.ZOOKEEPER_CLASSPATH
@@ -47,13 +47,13 @@ const REQUIREMENTS = [
     apt: ['zookeeper'],
   },
   {
-    // test-harness/src/servers/redis-server.ts: private servers for restart and quorum tests.
+    // packages/redis/src/testing/redis-server.ts: private servers for restart and quorum tests.
     name: 'redis-server',
     present: (p) => p.command(p.env.REDIS_SERVER || 'redis-server'),
     apt: ['redis-server'],
   },
   {
-    // test-harness/src/servers/mysql-server.ts: a private MariaDB for restart tests.
+    // packages/mysql/src/testing/mysql-server.ts: a private MariaDB for restart tests.
     name: 'MariaDB (mariadbd, mariadb-install-db, mariadb)',
     present: (p) => p.command('mariadbd') && p.command('mariadb-install-db') && p.command('mariadb'),
     apt: ['mariadb-server', 'mariadb-client'],

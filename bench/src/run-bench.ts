@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--backend mysql,redis,zookeeper] [--peers[=a,b]] [--rounds N] [--only a,b] [--note TEXT]`
+ * `npm run bench [-- --quick] [--backend <kinds of bench-kits.ts, comma-separated>] [--peers[=a,b]] [--rounds N] [--only a,b] [--note TEXT]`
  *
  * Runs the scenarios described in bench/README.md against real
  * servers on loopback with real candidate processes, prints one table per backend and a
@@ -52,7 +52,7 @@ function parseArgs(argv: string[]): Args {
           noBackends = true;
           continue;
         }
-        if (!(BACKEND_KINDS as readonly string[]).includes(b)) throw new Error(`unknown backend ${b} (mysql, redis, zookeeper)`);
+        if (!(BACKEND_KINDS as readonly string[]).includes(b)) throw new Error(`unknown backend ${b} (${BACKEND_KINDS.join(', ')})`);
         if (!args.backends.includes(b as BackendKind)) args.backends.push(b as BackendKind);
       }
     } else if (a === '--peers') args.peers = [...PEER_KINDS];
@@ -73,7 +73,7 @@ function parseArgs(argv: string[]): Args {
     } else if (a.startsWith('--out')) args.out = value();
     else if (a.startsWith('--note')) args.note = value();
     else if (a === '--help' || a === '-h') {
-      console.log('npm run bench -- [--quick] [--backend mysql|redis|zookeeper[,…]]… [--peers[=mysql-row,zk-recipe,redlock,etcd3]] [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR] [--note TEXT]');
+      console.log(`npm run bench -- [--quick] [--backend ${BACKEND_KINDS.join('|')}[,…]]… [--peers[=mysql-row,zk-recipe,redlock,etcd3]] [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR] [--note TEXT]`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

@@ -30,18 +30,11 @@ export type { GuardClient } from './guard/guarded-resource';
 export type { GuardConfig, GuardState, GuardVerdict } from './guard/guard-config';
 export { FaultCluster, lastLeaseUntil, DUPLICATE_CANDIDATE_ID, GUARD_MYSQL_URL, GUARD_REDIS_URL } from './soak/fault-cluster';
 export type { CandidateSlot, FaultClusterOptions } from './soak/fault-cluster';
-export {
-  startFaultEnvironment,
-  FAULT_BACKENDS,
-  FAULT_TOPOLOGIES,
-  TOPOLOGY_BACKENDS,
-  ENSEMBLE_ELECTION_MS,
-  RECOVERY_SLACK_MS,
-  zookeeperSessionTimeoutMs,
-} from './soak/fault-environment';
-export type { FaultBackendKind, FaultEnvironment, FaultServer, FaultTopology } from './soak/fault-environment';
-export { runFaultSoak, summarizeRun, FAULT_KINDS, DEFAULT_FAULT_WEIGHTS, BACKEND_FAULT_WEIGHTS } from './soak/fault-run';
-export type { FaultKind, FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
+export { startFaultEnvironment } from './soak/fault-environment';
+export { runFaultSoak } from './soak/fault-run';
+export { summarizeRun } from './soak/fault-summary';
+export { FAULT_KINDS, DEFAULT_FAULT_WEIGHTS, TOPOLOGY_FAULT_WEIGHTS } from './soak/fault-catalogue';
+export type { FaultRecord, FaultRunOptions, FaultRunResult } from './soak/fault-run';
 export {
   connectedServer,
   duplicateIdScenario,
@@ -54,7 +47,7 @@ export {
 } from './soak/fault-scenarios';
 export type { EnsembleScenarioResult, ScenarioOutcome } from './soak/fault-scenarios';
 export { describeFaultSuite, safetyProblems, topologyFaultRunTest } from './soak/fault-test-suite';
+export { describeDuplicateIdFaults } from './soak/duplicate-id-suite';
 export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';
 export { RollingDeployment, nodeKindOf } from './soak/rolling-deployment';
 export type { RollRecord, RolloutReport } from './soak/rolling-deployment';
-export { MIGRATION_NODE_KINDS, MIGRATION_MYSQL, MIGRATION_ZOOKEEPER } from './soak/migration-environment';

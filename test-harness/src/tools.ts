@@ -1,7 +1,9 @@
 /**
  * The part of the harness that loads outside Jest (the package's main entry also brings in the
- * conformance suites, which import @jest/globals): server launchers, candidate processes, the
- * split-brain checker and the TCP proxy, for programs such as the bench.
+ * conformance suites, which import @jest/globals): candidate processes, the split-brain checker,
+ * the TCP proxy and what backend kits are made of (free ports, the kit and bench-server
+ * interfaces), for programs such as the bench and for the kits themselves. The server launchers
+ * are each backend package's own (`@conclave/<pkg>/testing`).
  */
 export { freePort, waitForPort } from './servers/free-port';
 export { CandidateProcess, CANDIDATE_SCRIPT } from './candidate/candidate-process';
@@ -18,11 +20,14 @@ export type {
   SplitBrainReport,
   TermHistoryEvent,
 } from './history/split-brain-checker';
-export { startMariadb } from './servers/mysql-server';
-export type { MariadbServer, StartMariadbOptions } from './servers/mysql-server';
-export { RedisServer, startRedisServers } from './servers/redis-server';
-export type { RedisServerOptions } from './servers/redis-server';
-export { startZookeeperServer, startZookeeperEnsemble, fourLetterWord, zookeeperClasspath } from './servers/zookeeper-server';
-export type { ZookeeperServer, ZookeeperEnsemble, ZookeeperServerOptions } from './servers/zookeeper-server';
+export { freezeProcess } from './servers/freeze-process';
+// What a backend package's kit implements (its `testing` entry), and how the harness finds one.
+export { isBackendKit } from './kits/backend-kit';
+export type { BackendKit } from './kits/backend-kit';
+export type { BenchServer, ServerCounters } from './kits/bench-server';
+export { loadBackendKit, kitLabel, kitModuleName, resolveBackendKit } from './kits/load-backend-kit';
+export { FAULT_TOPOLOGIES, RECOVERY_SLACK_MS } from './soak/fault-environment';
+export type { FaultEnvironment, FaultEnvironmentCore, FaultServer, FaultTopology } from './soak/fault-environment';
+export type { FaultKind } from './soak/fault-catalogue';
 export { startTcpProxy } from './faults/tcp-proxy';
 export type { TcpProxy, TcpProxyOptions } from './faults/tcp-proxy';

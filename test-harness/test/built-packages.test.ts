@@ -12,6 +12,11 @@ const PACKAGES: Array<[string, string]> = [
   ['@conclave/redis', 'RedisBackend'],
   ['@conclave/zookeeper', 'ZookeeperBackend'],
   ['@conclave/cli', 'runDemo'],
+  // The backends' kits and launchers, which the harness and the bench load by name.
+  ['@conclave/mysql/testing', 'mysqlKit'],
+  ['@conclave/redis/testing', 'redisKit'],
+  ['@conclave/zookeeper/testing', 'zookeeperKit'],
+  ['@conclave/migrate/testing', 'migrateKit'],
   // Loaded by bench outside Jest: nothing under it may import Jest.
   ['@conclave/test-harness/tools', 'CandidateProcess'],
 ];
@@ -39,4 +44,22 @@ test("core's main entry keeps its internals to @conclave/core/internal", () => {
   for (const internal of ['TickBatcher', 'withTimeout', 'GridTimers', 'gridTimers', 'describeValue']) {
     expect(names).not.toContain(internal);
   }
+});
+
+// A user installing a backend must not pull in the harness: the main entry of a backend package
+// loads nothing from its `testing` entry (whose kit imports @conclave/test-harness).
+test.each(['@conclave/mysql', '@conclave/redis', '@conclave/zookeeper', '@conclave/migrate'])('%s main entry loads no module under testing/ nor the harness', (name) => {
+  const loaded = node([
+    '-e',
+    `require('${name}'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /[\\\\/](testing|test-harness)[\\\\/]/.test(f))))`,
+  ]);
+  expect(loaded).toEqual([]);
+});
+
+test('a kit loads by its bare kind, as the soak loads it', () => {
+  const kinds = node([
+    '-e',
+    "const { loadBackendKit } = require('@conclave/test-harness/tools'); Promise.all(['mysql', 'redis', 'zookeeper', 'migrate'].map((k) => loadBackendKit(k))).then((kits) => console.log(JSON.stringify(kits.map((k) => k.kind))))",
+  ]);
+  expect(kinds).toEqual(['migrate', 'mysql', 'redis', 'zookeeper']);
 });

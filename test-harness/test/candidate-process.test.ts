@@ -12,7 +12,7 @@ describe('candidate processes', () => {
 
   test('a SIGKILLed leader is replaced after its lease, with no overlap and no stale work', async () => {
     const election = `candidates-${randomBytes(3).toString('hex')}`;
-    const config = (id: string) => ({ backend: REDIS, election, candidateId: id, leaseMs: 1500 });
+    const config = (id: string) => ({ backend: REDIS, providers: ['@conclave/redis'], election, candidateId: id, leaseMs: 1500 });
     const a = await CandidateProcess.start(config('a'));
     started.push(a);
     await a.next((r) => r.type === 'work');

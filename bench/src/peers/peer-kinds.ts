@@ -12,4 +12,15 @@ export const PEER_TITLES: Record<PeerKind, string> = {
   etcd3: "etcd3's Election",
 };
 
+/**
+ * The store each peer runs on: a kit of `bench-kits.ts` (by kind), whose bench server the peer
+ * gets, as conclave's backend on that store does; null where the peer brings its own server.
+ */
+export const PEER_KITS: Record<PeerKind, string | null> = {
+  'mysql-row': 'mysql',
+  'zk-recipe': 'zookeeper',
+  redlock: 'redis',
+  etcd3: null,
+};
+
 export const isPeer = (kind: string): kind is PeerKind => (PEER_KINDS as readonly string[]).includes(kind);

@@ -4,9 +4,9 @@
  */
 import { join } from 'node:path';
 import { CandidateProcess } from '@conclave/test-harness/tools';
-import { startServer, type BenchTarget } from '../servers';
+import { benchKit, startServer, type BenchTarget } from '../servers';
 import { etcdAvailable, ETCD_BINARY, startEtcd } from './etcd-server';
-import type { PeerKind } from './peer-kinds';
+import { PEER_KITS, type PeerKind } from './peer-kinds';
 
 export { PEER_KINDS, PEER_TITLES, type PeerKind } from './peer-kinds';
 
@@ -35,7 +35,9 @@ export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<
       // after that, and ending its terms there would hide the overlaps the bench looks for.
       leaseEndsTerms: false,
     });
-  if (kind === 'etcd3') {
+  const kit = PEER_KITS[kind];
+  if (kit === null) {
+    // etcd3, the one peer without a conclave backend on its store.
     const etcd = await startEtcd();
     return {
       kind,
@@ -50,7 +52,6 @@ export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<
       leaseMarginMs: 0,
     };
   }
-  const backend = kind === 'mysql-row' ? 'mysql' : kind === 'zk-recipe' ? 'zookeeper' : 'redis';
-  const server = await startServer(backend, leaseMs);
+  const server = await startServer(await benchKit(kit), leaseMs);
   return { ...server, kind, startCandidate, leaseMarginMs: 0 };
 }

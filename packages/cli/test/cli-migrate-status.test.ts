@@ -3,7 +3,7 @@ import { MigratingBackend } from '@conclave/migrate';
 import { MysqlBackend } from '@conclave/mysql';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { waitFor } from '@conclave/test-harness';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { assertBuilt, expectOneErrorLine, killAll, MYSQL_URL, runConclave, uniqueElection } from './cli-process';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay, waitFor } from '@conclave/test-harness';
-import { RedisServer } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer } from '@conclave/redis/testing';
 import {
   assertBuilt,
   isAlive,

@@ -1,4 +1,4 @@
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { describeCliElection } from './cli-election-group';
 import { describeCliWatchPush } from './cli-watch-group';
 

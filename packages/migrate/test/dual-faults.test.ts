@@ -12,8 +12,8 @@ import {
   startTcpProxy,
   waitFor,
   type TcpProxy,
-  type ZookeeperServer,
 } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { LEASE_MS, MYSQL_URI, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // Step 1 of a ZooKeeper → MySQL migration (old ZooKeeper-only candidates beside dual ones) with

@@ -3,7 +3,8 @@ import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type Ele
 import { createBackend } from '@conclave/cli';
 import { RedisBackend } from '@conclave/redis';
 import { MigratingBackend } from '@conclave/migrate';
-import { HistoryRecorder, checkSplitBrain, waitFor, type ZookeeperServer } from '@conclave/test-harness';
+import { HistoryRecorder, checkSplitBrain, waitFor } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { LEASE_MS, OwnedBackends, startTestZookeeper } from './migration-fixtures';
 
 // ZooKeeper → Redis: Redis's default clock floor makes a new term's token the server's time in

@@ -3,7 +3,8 @@ import { Elector } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { MigratingBackend, type MigrationPhase } from '@conclave/migrate';
-import { delay, waitFor, type ZookeeperServer } from '@conclave/test-harness';
+import { delay, waitFor } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { LEASE_MS, MYSQL_URI, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // Step 2: a dual candidate that cannot take MySQL (a to-only node leads) gives its ZooKeeper place

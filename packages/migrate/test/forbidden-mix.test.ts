@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { checkSplitBrain, delay, waitFor, type ZookeeperServer } from '@conclave/test-harness';
+import { checkSplitBrain, delay, waitFor } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { LEASE_MS, MixedFleet, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // The mix the rollout must never run: old ZooKeeper-only nodes beside to-only nodes (they share

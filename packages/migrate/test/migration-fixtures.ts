@@ -3,7 +3,8 @@ import { Elector, type ElectionBackend } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { MigratingBackend, type MigrationPhase } from '@conclave/migrate';
-import { HistoryRecorder, startZookeeperServer, waitFor, type ZookeeperServer } from '@conclave/test-harness';
+import { HistoryRecorder, waitFor } from '@conclave/test-harness';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 
 export const MYSQL_URI = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
 /** ZooKeeper session for the tests: the private server ticks every 200 ms, so it is granted. */

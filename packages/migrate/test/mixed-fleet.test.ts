@@ -1,4 +1,5 @@
-import { checkSplitBrain, type ZookeeperServer } from '@conclave/test-harness';
+import { checkSplitBrain } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { MixedFleet, seeded, startTestZookeeper, type NodeKind } from './migration-fixtures';
 
 // Every mix of kinds that a rolling ZooKeeper → MySQL migration (or its rollback) can run at

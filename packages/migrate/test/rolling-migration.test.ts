@@ -1,11 +1,6 @@
-import {
-  runFaultSoak,
-  summarizeRun,
-  zookeeperSessionTimeoutMs,
-  MIGRATION_NODE_KINDS,
-  RECOVERY_SLACK_MS,
-  type FaultRunResult,
-} from '@conclave/test-harness';
+import { runFaultSoak, summarizeRun, RECOVERY_SLACK_MS, type FaultRunResult } from '@conclave/test-harness';
+import { MIGRATION_NODE_KINDS, migrateKit } from '@conclave/migrate/testing';
+import { zookeeperSessionTimeoutMs } from '@conclave/zookeeper/testing';
 
 // The design card's central use, with real processes, real servers and real faults: a fleet of 5
 // candidate processes moves an election from ZooKeeper to MySQL one process at a time (old
@@ -54,7 +49,7 @@ function safety(r: FaultRunResult): Record<string, unknown[]> {
 }
 
 test(`a rolling migration of 5 processes, forward and back, with SIGKILLs and ZooKeeper and MySQL blips, never has two leaders (seed ${seed})`, async () => {
-  const result = await runFaultSoak({ backend: 'migrate', candidates: 5, leaseMs: LEASE_MS, seed, durationMs: 120_000, rolloutCycles: 1 });
+  const result = await runFaultSoak({ backend: migrateKit, candidates: 5, leaseMs: LEASE_MS, seed, durationMs: 120_000, rolloutCycles: 1 });
   const line = summarizeRun(result);
   // Visible in the test output: how much happened.
   console.log(`rolling migration: ${line}\nreplay: CONCLAVE_SEED=${seed} npx jest packages/migrate/test/rolling-migration.test.ts`);

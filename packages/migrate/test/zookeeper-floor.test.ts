@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CampaignResult, ElectionBackend } from '@conclave/core';
 import { MigratingBackend } from '@conclave/migrate';
-import type { ZookeeperServer } from '@conclave/test-harness';
+import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { OwnedBackends, startTestZookeeper } from './migration-fixtures';
 
 // ZooKeeper raises its token floor, so a migration to ZooKeeper, and a rollback to ZooKeeper-only

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Elector } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
-import { startMariadb, type MariadbServer } from '../../../test-harness/src/servers/mysql-server';
+import { startMariadb, type MariadbServer } from '@conclave/mysql/testing';
 import { eventually, sleep, uniqueElection } from './mysql-test-env';
 
 // A private mariadbd (own datadir under /tmp, free port), so that killing it disturbs nobody.

@@ -1,6 +1,6 @@
 import { RedisBackend } from '@conclave/redis';
 import { describeBackendConformance } from '@conclave/test-harness';
-import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer, startRedisServers } from '@conclave/redis/testing';
 import { pastRestartFence, uniquePrefix } from './helpers';
 
 const capabilities = {

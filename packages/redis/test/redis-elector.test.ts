@@ -1,5 +1,5 @@
 import { Elector } from '@conclave/core';
-import { RedisServer } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer } from '@conclave/redis/testing';
 import { BackendPool, SHARED_URL, freezable, uniqueName, uniquePrefix, waitFor } from './helpers';
 
 const pool = new BackendPool();

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { RedisServer } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer } from '@conclave/redis/testing';
 import { BackendPool, uniqueName, uniquePrefix } from './helpers';
 
 /**

@@ -1,7 +1,7 @@
 import { Elector, isConclaveError } from '@conclave/core';
 import Redis from 'ioredis';
 import { RedisBackend, electionKeys } from '@conclave/redis';
-import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer, startRedisServers } from '@conclave/redis/testing';
 import { BackendPool, pastRestartFence, uniqueName, uniquePrefix, waitFor } from './helpers';
 
 let servers: RedisServer[] = [];

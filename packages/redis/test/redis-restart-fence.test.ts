@@ -1,6 +1,6 @@
 import { Elector } from '@conclave/core';
 import { RedisBackend } from '@conclave/redis';
-import { RedisServer, startRedisServers } from '../../../test-harness/src/servers/redis-server';
+import { RedisServer, startRedisServers } from '@conclave/redis/testing';
 import { freePort } from '../../../test-harness/src/servers/free-port';
 import { ControlledBackend as HangableBackend } from '../../../test-harness/src/controlled-backend';
 import { BackendPool, pastRestartFence, uniqueName, uniquePrefix, waitFor } from './helpers';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { describeBackendConformance } from '@conclave/test-harness';
 import { ZookeeperBackend } from '@conclave/zookeeper';
-import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
 
 // A three-server ensemble whose leader is stopped before the suite runs: the two others elect a

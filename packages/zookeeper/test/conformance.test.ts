@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { describeBackendConformance } from '@conclave/test-harness';
 import { ZookeeperBackend } from '@conclave/zookeeper';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
 
 // One private server for the whole file; every candidate has its own session through its own

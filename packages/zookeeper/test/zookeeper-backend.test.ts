@@ -6,7 +6,7 @@ import { isConclaveError, type CampaignRequest, type CampaignResult, type Concla
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { leaderOf } from '@conclave/test-harness';
 import { freePort } from '../../../test-harness/src/servers/free-port';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
 import { RawClients, zkCall } from './raw-clients';
 

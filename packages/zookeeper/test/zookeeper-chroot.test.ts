@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ACL, CreateMode, Id, Permission, createClient, type Client } from 'node-zookeeper-client';
 import { isConclaveError } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { zkCall } from './raw-clients';
 
 /** A chroot in the connect string that does not exist yet: writes create it, reads create nothing. */

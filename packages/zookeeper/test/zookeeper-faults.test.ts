@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/gl
 import { Elector, candidateOf, type ElectionBackend, type RevokedEvent } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { waitFor } from '@conclave/test-harness';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool, SESSION_TIMEOUT_MS } from './zookeeper-fixtures';
 
 let server: ZookeeperServer | undefined;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { Elector, isConclaveError, newInstanceId, type CampaignResult, type ConclaveErrorCode } from '@conclave/core';
 import { delay, waitFor } from '../../../test-harness/src/wait-for';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { decodeId, encodeId, nodePrefix, parseNodeName } from '../src/zookeeper-nodes';
 import { BackendPool } from './zookeeper-fixtures';
 

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, jest, test } from '@j
 import { Elector } from '@conclave/core';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { waitFor } from '../../../test-harness/src/wait-for';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool, REQUEST_TIMEOUT_MS } from './zookeeper-fixtures';
 
 // Without a sessionTimeoutMs option, `leaseMs` means on ZooKeeper what it means elsewhere: how

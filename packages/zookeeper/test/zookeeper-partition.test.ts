@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { Elector, type ElectionBackend } from '@conclave/core';
 import { delay, waitFor } from '../../../test-harness/src/wait-for';
-import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '@conclave/zookeeper/testing';
 import { BackendPool, SESSION_TIMEOUT_MS } from './zookeeper-fixtures';
 
 // A three-server ensemble whose peer links go through proxies, so that one member can be cut off

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/gl
 import { CreateMode, State, type Client } from 'node-zookeeper-client';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { leaderOf } from '@conclave/test-harness';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
 import { RawClients, zkCall } from './raw-clients';
 

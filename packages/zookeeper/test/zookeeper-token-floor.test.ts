@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Stat } from 'node-zookeeper-client';
 import { leaderOf } from '@conclave/test-harness';
-import { startZookeeperServer, type ZookeeperServer } from '../../../test-harness/src/servers/zookeeper-server';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
 import { RawClients, zkCall } from './raw-clients';
 

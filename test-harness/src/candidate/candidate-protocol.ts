@@ -1,20 +1,15 @@
 import type { GuardConfig } from '../guard/guard-config';
 
 /**
- * The modules a candidate loads its backend providers from when its config names none: the
- * built-in backends, found by name when the child starts (the harness depends on none of them).
+ * The modules a candidate loads its backend providers from when its config names none: core's
+ * (the memory backend). The harness names no backend: a backend's kit lists its own
+ * (`BackendKit.providerModules`), which fault clusters and the bench pass on.
  */
-export const DEFAULT_PROVIDER_MODULES: readonly string[] = [
-  '@conclave/core',
-  '@conclave/mysql',
-  '@conclave/redis',
-  '@conclave/zookeeper',
-  '@conclave/migrate',
-];
+export const DEFAULT_PROVIDER_MODULES: readonly string[] = ['@conclave/core'];
 
 /** What a candidate process is told to do, as JSON in its CONCLAVE_CANDIDATE environment variable. */
 export interface CandidateConfig {
-  /** Backend URL (`mysql://…`, `redis://…`, `zookeeper://…`, …), built by core's `createBackend` with `providers`. */
+  /** Backend URL (`redis://…`, `memory:…`, …), built by core's `createBackend` with `providers`. */
   backend: string;
   /**
    * The modules whose backend providers build `backend`: package names or paths (relative ones

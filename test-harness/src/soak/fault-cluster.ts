@@ -6,22 +6,25 @@ import type { GuardConfig, GuardState } from '../guard/guard-config';
 import { dropGuard, prepareGuard, readGuard } from '../guard/guarded-resource';
 import { monotonicMs } from '../history/history-recorder';
 import type { GuardWrite, TermHistoryEvent } from '../history/split-brain-checker';
+import type { BackendKit } from '../kits/backend-kit';
+import { resolveBackendKit } from '../kits/load-backend-kit';
 import { delay } from '../wait-for';
-import { startFaultEnvironment, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
+import { startFaultEnvironment, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
 /** Where the guarded resource lives: the shared servers, which fault runs never disturb. */
 export const GUARD_REDIS_URL = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const GUARD_MYSQL_URL = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
 
 export interface FaultClusterOptions {
-  backend: FaultBackendKind;
+  /** The backend's kit, or its name (`redis`, or a module name: see `loadBackendKit`). */
+  backend: BackendKit | string;
   /** The deployment staged (see `FaultTopology`). Default `single`. */
   topology?: FaultTopology;
   /** Candidate processes, each behind its own proxy to each private server. Default 3. */
   candidates?: number;
   /** Default 1500. */
   leaseMs?: number;
-  /** Where the guarded resource lives. Default `mysql` on the MySQL backend, else `redis`. */
+  /** Where the guarded resource lives. Default the kit's `guard`, else `redis`. */
   guard?: 'redis' | 'mysql' | 'none';
   /** Work report interval of each candidate, ms. Default 20. */
   workIntervalMs?: number;
@@ -96,7 +99,9 @@ export class FaultCluster {
 
   private constructor(
     readonly env: FaultEnvironment,
-    private readonly options: Required<Omit<FaultClusterOptions, 'label' | 'guard'>>,
+    /** The backend's kit: its provider modules are what each candidate loads. */
+    readonly kit: BackendKit,
+    private readonly options: Required<Omit<FaultClusterOptions, 'label' | 'guard' | 'backend'>>,
     guard: GuardConfig | null,
     election: string,
   ) {
@@ -106,24 +111,24 @@ export class FaultCluster {
   }
 
   static async start(options: FaultClusterOptions): Promise<FaultCluster> {
+    const kit = await resolveBackendKit(options.backend);
     const resolved = {
-      backend: options.backend,
       topology: options.topology ?? 'single',
       candidates: options.candidates ?? 3,
       leaseMs: options.leaseMs ?? 1500,
       workIntervalMs: options.workIntervalMs ?? 20,
       writeIntervalMs: options.writeIntervalMs ?? 25,
     };
-    const election = `fault-${options.label ?? options.backend}-${randomBytes(4).toString('hex')}`;
-    const guardKind = options.guard ?? (options.backend === 'mysql' ? 'mysql' : 'redis');
+    const election = `fault-${options.label ?? kit.kind}-${randomBytes(4).toString('hex')}`;
+    const guardKind = options.guard ?? kit.guard ?? 'redis';
     const guard: GuardConfig | null =
       guardKind === 'none'
         ? null
         : guardKind === 'redis'
           ? { kind: 'redis', url: GUARD_REDIS_URL, key: `conclave-guard:${election}`, intervalMs: resolved.writeIntervalMs }
           : { kind: 'mysql', url: GUARD_MYSQL_URL, table: 'conclave_guard', name: election, intervalMs: resolved.writeIntervalMs };
-    const env = await startFaultEnvironment(options.backend, resolved.leaseMs, resolved.topology);
-    const cluster = new FaultCluster(env, resolved, guard, election);
+    const env = await startFaultEnvironment(kit, resolved.leaseMs, resolved.topology);
+    const cluster = new FaultCluster(env, kit, resolved, guard, election);
     try {
       if (guard) await prepareGuard(guard);
       for (let i = 0; i < resolved.candidates; i++) {
@@ -162,6 +167,7 @@ export class FaultCluster {
     const proc = await CandidateProcess.start(
       {
         backend: this.env.urlFor(slot.links.map((l) => l.port), slot.nodeKind),
+        providers: [...this.kit.providerModules],
         election: this.election,
         candidateId: id,
         leaseMs: this.leaseMs,

@@ -1,18 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startMariadb } from '../servers/mysql-server';
-import { RedisServer } from '../servers/redis-server';
-import { startZookeeperEnsemble, startZookeeperServer, type ZookeeperEnsemble, type ZookeeperServerOptions } from '../servers/zookeeper-server';
-import { startMigrationServers } from './migration-environment';
-
-/**
- * The backend under test. `migrate` is `@conclave/migrate` moving an election from ZooKeeper to
- * MySQL: a private ZooKeeper and a private MariaDB, and candidates that a rolling deployment moves
- * between node kinds (see `FaultEnvironment.nodeKinds`).
- */
-export type FaultBackendKind = 'mysql' | 'redis' | 'zookeeper' | 'migrate';
-export const FAULT_BACKENDS: readonly FaultBackendKind[] = ['mysql', 'redis', 'zookeeper', 'migrate'];
+import type { BackendKit } from '../kits/backend-kit';
+import { resolveBackendKit } from '../kits/load-backend-kit';
 
 /**
  * The deployment a fault run stages.
@@ -25,19 +12,11 @@ export const FAULT_BACKENDS: readonly FaultBackendKind[] = ['mysql', 'redis', 'z
  * - `ensemble` (ZooKeeper): three servers in one ensemble, each candidate behind its own proxy to
  *   each server (the client picks one and moves on when it loses it).
  * - `duplicate-id`: the `single` server, but two candidate processes share one candidate id (a
- *   pod restarted under its old name while the old process still runs), on any backend.
+ *   pod restarted under its old name while the old process still runs).
+ * Which of them a backend stages is its kit's to say (`BackendKit.topologies`).
  */
 export type FaultTopology = 'single' | 'no-persistence' | 'quorum' | 'ensemble' | 'duplicate-id';
 export const FAULT_TOPOLOGIES: readonly FaultTopology[] = ['single', 'no-persistence', 'quorum', 'ensemble', 'duplicate-id'];
-
-/** The backends a topology can be staged on. */
-export const TOPOLOGY_BACKENDS: Readonly<Record<FaultTopology, readonly FaultBackendKind[]>> = {
-  single: FAULT_BACKENDS,
-  'no-persistence': ['redis'],
-  quorum: ['redis'],
-  ensemble: ['zookeeper'],
-  'duplicate-id': ['mysql', 'redis', 'zookeeper'],
-};
 
 /** One private server of a fault environment. */
 export interface FaultServer {
@@ -64,7 +43,8 @@ export interface FaultServer {
  * (`urlFor`), so one candidate can be cut off from one server only.
  */
 export interface FaultEnvironment {
-  readonly kind: FaultBackendKind;
+  /** The kind of the kit that started it (`BackendKit.kind`). */
+  readonly kind: string;
   readonly topology: FaultTopology;
   readonly servers: readonly FaultServer[];
   /**
@@ -88,6 +68,16 @@ export interface FaultEnvironment {
    * its own leader; a Redis master that restarted empty grants no new term for one lease.
    */
   readonly recoveryMarginMs: number;
+  /**
+   * Where the backend keeps a client's session apart from its lease (ZooKeeper): how long the
+   * servers keep a silent client's session, ms. Scenarios wait this long for a session to go.
+   */
+  readonly sessionTimeoutMs?: number;
+  /**
+   * Where the servers elect a leader of their own (an ensemble): how long they take to elect a
+   * new one and resync after losing theirs, ms.
+   */
+  readonly serverElectionMs?: number;
   /** Ensemble only: the index of the server the ensemble currently follows, or null. */
   ensembleLeader?(): Promise<number | null>;
   /**
@@ -111,31 +101,10 @@ export interface FaultEnvironment {
 /** Slack for reconnection, process start-up and scheduling on a slow shared machine, ms. */
 export const RECOVERY_SLACK_MS = 2500;
 
-/**
- * Time a three-JVM ensemble on two shared cores takes to elect a new leader and resync after its
- * leader died or was isolated, ms (measured: 1–3 s; twice that on a busy machine).
- */
-export const ENSEMBLE_ELECTION_MS = 6000;
+/** What a kit starts: an environment before the harness adds its kind, topology and single-server shortcuts. */
+export type FaultEnvironmentCore = Omit<FaultEnvironment, 'kind' | 'topology' | 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>;
 
-/** ZooKeeper session timeout used by fault runs: a granted lease is 2/3 of it, i.e. `leaseMs`. */
-export function zookeeperSessionTimeoutMs(leaseMs: number): number {
-  return Math.ceil((leaseMs * 3) / 2);
-}
-
-/**
- * What the ensemble launcher offers, started with `peerProxies`, to cut one member from its
- * peers while its clients still reach it (a proxy on every peer link). Optional: a launcher
- * without it has no `isolate`, and the `isolate` fault is then not drawn.
- */
-type IsolatingEnsemble = ZookeeperEnsemble & {
-  isolate?(serverIndex: number, how?: 'silent' | 'cut'): void;
-  heal?(): void;
-};
-
-/** An environment before `withFirstServer` adds the single-server shortcuts. */
-export type FaultEnvironmentCore = Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>;
-
-function withFirstServer(env: FaultEnvironmentCore): FaultEnvironment {
+function withFirstServer(env: Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>): FaultEnvironment {
   const first = env.servers[0]!;
   return {
     ...env,
@@ -146,139 +115,12 @@ function withFirstServer(env: FaultEnvironmentCore): FaultEnvironment {
   } as FaultEnvironment;
 }
 
-function redisServer(index: number, server: RedisServer): FaultServer {
-  return {
-    index,
-    port: server.port,
-    kill: () => server.kill(),
-    // restart() is kill-then-launch; after kill() it only launches.
-    restart: async () => {
-      if (!server.running) await server.restart();
-    },
-    pause: () => server.pause(),
-    resume: () => server.resume(),
-  };
-}
-
-export async function startFaultEnvironment(kind: FaultBackendKind, leaseMs: number, topology: FaultTopology = 'single'): Promise<FaultEnvironment> {
-  if (!TOPOLOGY_BACKENDS[topology].includes(kind)) {
-    throw new Error(`topology ${topology} runs on ${TOPOLOGY_BACKENDS[topology].join(', ')}, not ${kind}`);
+/** The private servers of `kit` (a kit, or its name: see `loadBackendKit`) in `topology`. */
+export async function startFaultEnvironment(kit: BackendKit | string, leaseMs: number, topology: FaultTopology = 'single'): Promise<FaultEnvironment> {
+  const k = await resolveBackendKit(kit);
+  if (!k.topologies.includes(topology)) {
+    throw new Error(`backend ${k.kind} stages the topologies ${k.topologies.join(', ')}, not ${topology}`);
   }
-  if (kind === 'migrate') {
-    const sessionTimeoutMs = zookeeperSessionTimeoutMs(leaseMs);
-    return withFirstServer({
-      kind,
-      topology,
-      ...(await startMigrationServers(sessionTimeoutMs)),
-      // ZooKeeper's margin, the larger of the two sides': once both answer, a migration adds no
-      // wait of its own. A dual candidate waits for `to` (half a lease at most, then gives `from`
-      // back) or for the lease of whoever holds `to` (ended early by `to`'s wake-up) only while
-      // `to` fails or is held, and a dual leader that loses either side gives the other back at
-      // once; what is left is each side's own: a killed or cut-off holder's MySQL row lasts a
-      // lease, its ZooKeeper node the session timeout, and the backoff after failed calls is at
-      // most a lease.
-      recoveryMarginMs: leaseMs + sessionTimeoutMs + RECOVERY_SLACK_MS,
-    });
-  }
-  if (kind === 'redis' && (topology === 'no-persistence' || topology === 'quorum')) {
-    // RedisServer's defaults: `--save "" --appendonly no`; a restart comes back empty.
-    const count = topology === 'quorum' ? 3 : 1;
-    const servers: RedisServer[] = [];
-    try {
-      for (let i = 0; i < count; i++) servers.push(await RedisServer.start());
-    } catch (err) {
-      await Promise.all(servers.map((s) => s.kill()));
-      throw err;
-    }
-    let closed = false;
-    return withFirstServer({
-      kind,
-      topology,
-      servers: servers.map((s, i) => redisServer(i, s)),
-      urlFor: (ports) => `redis://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
-      restartLosesState: true,
-      // A master that restarted empty grants no new term for one lease (the restart fence).
-      recoveryMarginMs: 2 * leaseMs + RECOVERY_SLACK_MS,
-      async close() {
-        if (closed) return;
-        closed = true;
-        await Promise.all(servers.map((s) => s.kill()));
-      },
-    });
-  }
-  if (kind === 'redis') {
-    // AOF with fsync on every write, as the Redis README asks for a token guarantee across
-    // crashes: a restarted server keeps the lease (with its absolute expiry) and the term counter.
-    const dir = await mkdtemp(join(tmpdir(), 'conclave-redis-fault-'));
-    const server = await RedisServer.start({ args: ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] });
-    let closed = false;
-    return withFirstServer({
-      kind,
-      topology,
-      servers: [redisServer(0, server)],
-      urlFor: (ports) => `redis://127.0.0.1:${ports[0]}`,
-      restartLosesState: false,
-      recoveryMarginMs: leaseMs + RECOVERY_SLACK_MS,
-      async close() {
-        if (closed) return;
-        closed = true;
-        await server.kill();
-        await rm(dir, { recursive: true, force: true });
-      },
-    });
-  }
-  if (kind === 'mysql') {
-    const server = await startMariadb();
-    return withFirstServer({
-      kind,
-      topology,
-      servers: [
-        {
-          index: 0,
-          port: server.port,
-          kill: () => server.kill(),
-          restart: () => server.restart(),
-          pause: () => server.pause(),
-          resume: () => server.resume(),
-        },
-      ],
-      urlFor: (ports) => `mysql://root@127.0.0.1:${ports[0]}/test`,
-      restartLosesState: false,
-      recoveryMarginMs: leaseMs + RECOVERY_SLACK_MS,
-      close: () => server.stop(),
-    });
-  }
-  const sessionTimeoutMs = zookeeperSessionTimeoutMs(leaseMs);
-  const zkUrl = (ports: readonly number[]) =>
-    `zookeeper://${ports.map((p) => `127.0.0.1:${p}`).join(',')}?sessionTimeoutMs=${sessionTimeoutMs}`;
-  if (topology === 'ensemble') {
-    const ensembleOptions: ZookeeperServerOptions & { peerProxies?: boolean } = { peerProxies: true };
-    const ensemble: IsolatingEnsemble = await startZookeeperEnsemble(ensembleOptions);
-    const canIsolate = typeof ensemble.isolate === 'function' && typeof ensemble.heal === 'function';
-    return withFirstServer({
-      kind,
-      topology,
-      servers: ensemble.servers.map((s, i) => ({ index: i, port: s.port, kill: () => s.kill(), restart: () => s.start() })),
-      urlFor: zkUrl,
-      restartLosesState: false,
-      recoveryMarginMs: leaseMs + sessionTimeoutMs + ENSEMBLE_ELECTION_MS + RECOVERY_SLACK_MS,
-      async ensembleLeader() {
-        const modes = await Promise.all(ensemble.servers.map((s) => s.mode().catch(() => null)));
-        const i = modes.indexOf('leader');
-        return i < 0 ? null : i;
-      },
-      ...(canIsolate ? { isolateServer: (i: number, how?: 'silent' | 'cut') => ensemble.isolate!(i, how), healServers: () => ensemble.heal!() } : {}),
-      close: () => ensemble.close(),
-    });
-  }
-  const server = await startZookeeperServer();
-  return withFirstServer({
-    kind,
-    topology,
-    servers: [{ index: 0, port: server.port, kill: () => server.kill(), restart: () => server.start() }],
-    urlFor: zkUrl,
-    restartLosesState: false,
-    recoveryMarginMs: leaseMs + sessionTimeoutMs + RECOVERY_SLACK_MS,
-    close: () => server.close(),
-  });
+  const core = await k.startFaultEnvironment(leaseMs, topology);
+  return withFirstServer({ ...core, kind: k.kind, topology });
 }

@@ -15,116 +15,19 @@ import {
   type SplitBrainReport,
   type TermHistoryEvent,
 } from '../history/split-brain-checker';
+import { resolveBackendKit } from '../kits/load-backend-kit';
 import { delay } from '../wait-for';
-import { FaultCluster, type CandidateSlot, type FaultClusterOptions } from './fault-cluster';
+import { runFault, type FaultRecord } from './fault-actions';
+import { FAULT_KINDS, weightsFor, type FaultKind } from './fault-catalogue';
+import { FaultCluster, type FaultClusterOptions } from './fault-cluster';
+import type { FaultTopology } from './fault-environment';
+import { planEpisode } from './fault-plan';
+import { rolloutLine } from './fault-summary';
 import { RollingDeployment, type RolloutReport } from './rolling-deployment';
-import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs, type FaultBackendKind, type FaultEnvironment, type FaultTopology } from './fault-environment';
 
-/**
- * The fault catalogue.
- * - `kill`: SIGKILL of a candidate (the leader 70 % of the time); a new process with a new id
- *   takes its slot after 0–500 ms.
- * - `freeze`: SIGSTOP then SIGCONT (a GC pause): 1.1–2 × lease (past the lease), or 0.2–0.6 ×
- *   lease (within it: nothing should change).
- * - `partition`: the candidate's proxy drops every byte both ways, sockets open (silent
- *   partition), 0.5–2.5 × lease; the other candidates still reach the server.
- * - `cut`: the candidate's connections are reset and refused for 0.1–1.5 s.
- * - `delay`: 20 ms – lease/3 of latency on the candidate's link, both ways, for 1–4 s.
- * - `server-restart`: SIGKILL of one private server, down 0.2–2 s, started again on the same
- *   port (with its data, or empty where the topology has no persistence). With several servers:
- *   one of them (a minority); in an ensemble its leader 60 % of the time.
- * - `server-pause`: SIGSTOP of one server for 0.3–1.5 × lease (MariaDB and Redis only).
- * - `step-down`: the leader is told to step down (a graceful hand-over).
- * - `link` (several servers): one candidate's link to one server blackholed or cut (half each),
- *   0.5–2.5 × lease, its links to the others untouched; in an ensemble, the server its client
- *   is connected to.
- * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
- *   resets, half each) while its clients still reach it, 0.3–1.2 × (the ensemble's election
- *   time + the session timeout); the server the leader's client uses 60 % of the time.
- * - `blip` (several servers; drawn on `migrate`): every candidate's link to one server
- *   blackholed or cut (half each) for 1.5–2.5 s, one side of a migration at a time; the server
- *   itself runs on.
- */
-export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate' | 'blip';
-export const FAULT_KINDS: readonly FaultKind[] = [
-  'kill',
-  'freeze',
-  'partition',
-  'cut',
-  'delay',
-  'server-restart',
-  'server-pause',
-  'step-down',
-  'link',
-  'isolate',
-  'blip',
-];
-
-export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
-  kill: 12,
-  freeze: 16,
-  partition: 16,
-  cut: 12,
-  delay: 12,
-  'server-restart': 6,
-  'server-pause': 6,
-  'step-down': 8,
-  // Drawn only where the topology has several servers (see `weightsFor`).
-  link: 14,
-  isolate: 8,
-  // Drawn only where a backend asks for it (see `BACKEND_FAULT_WEIGHTS`).
-  blip: 0,
-};
-
-/**
- * Where a topology exists for its servers' faults, those are drawn more often than on one
- * durable server: a restart that loses the data, a master or ensemble member lost.
- */
-export const TOPOLOGY_FAULT_WEIGHTS: Readonly<Record<FaultTopology, Partial<Record<FaultKind, number>>>> = {
-  single: {},
-  'duplicate-id': {},
-  'no-persistence': { 'server-restart': 40 },
-  quorum: { 'server-restart': 16, 'server-pause': 10 },
-  ensemble: { 'server-restart': 10, isolate: 18, link: 18 },
-};
-
-/**
- * A backend whose run is about something narrower than the whole catalogue. `migrate`: a rolling
- * migration (a step in every episode, see `RollingDeployment`) with random SIGKILLs and blips of
- * either side.
- */
-export const BACKEND_FAULT_WEIGHTS: Readonly<Partial<Record<FaultBackendKind, Record<FaultKind, number>>>> = {
-  migrate: {
-    kill: 4,
-    blip: 6,
-    freeze: 0,
-    partition: 0,
-    cut: 0,
-    delay: 0,
-    'server-restart': 0,
-    'server-pause': 0,
-    'step-down': 0,
-    link: 0,
-    isolate: 0,
-  },
-};
-
-/** The catalogue's weights for the topology, minus the faults the environment cannot inflict. */
-function weightsFor(env: FaultEnvironment, overrides: Partial<Record<FaultKind, number>> | undefined): Record<FaultKind, number> {
-  const weights: Record<FaultKind, number> = {
-    ...DEFAULT_FAULT_WEIGHTS,
-    ...TOPOLOGY_FAULT_WEIGHTS[env.topology],
-    ...BACKEND_FAULT_WEIGHTS[env.kind],
-    ...overrides,
-  };
-  if (!env.servers.some((s) => s.pause)) weights['server-pause'] = 0;
-  if (env.servers.length < 2) weights.link = weights.blip = 0;
-  if (!env.isolateServer) weights.isolate = 0;
-  return weights;
-}
+export type { FaultRecord } from './fault-actions';
 
 export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
-  backend: FaultBackendKind;
   /** Faults are started until this much time has passed, ms (the run then heals and stops). */
   durationMs: number;
   seed: number;
@@ -142,19 +45,9 @@ export interface FaultRunOptions extends Omit<FaultClusterOptions, 'label'> {
   rolloutCycles?: number;
 }
 
-export interface FaultRecord {
-  kind: FaultKind;
-  /** The candidate process (`<id>@<pid>`), `server <i>`, or `<process> → server <i>` for a link. */
-  target: string;
-  atMs: number;
-  /** How long the fault lasted, ms. */
-  holdMs: number;
-  /** Whether the target was the leader when the fault began. */
-  onLeader: boolean;
-}
-
 export interface FaultRunResult {
-  backend: FaultBackendKind;
+  /** The kind of the backend's kit. */
+  backend: string;
   topology: FaultTopology;
   seed: number;
   leaseMs: number;
@@ -183,22 +76,6 @@ export interface FaultRunResult {
   writes: GuardWrite[];
 }
 
-interface PlannedFault {
-  kind: FaultKind;
-  /** 'leader' (if one leads when it starts, else a random slot), a slot index, or the server. */
-  target: 'leader' | number | 'server';
-  /**
-   * Which server a server fault hits, or which link a `link` fault cuts: an index, or
-   * `ensemble-leader` / `client's` (resolved when the fault starts: the ensemble's leader, the
-   * server the target's client is connected to).
-   */
-  server: number | 'ensemble-leader' | "client's";
-  /** `link`: blackhole (else cut). */
-  blackhole: boolean;
-  offsetMs: number;
-  holdMs: number;
-}
-
 /**
  * A seeded randomized fault run: episodes of 1–3 simultaneous faults (drawn from the catalogue
  * with the seeded PRNG), each healed after its hold time; after every episode the run waits for a
@@ -211,9 +88,11 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   const log = options.log ?? (() => undefined);
   const rng = new Prng(options.seed);
   const topology = options.topology ?? 'single';
-  const cluster = await FaultCluster.start({ ...options, label: `${options.backend}-${topology}-${options.seed}` });
+  const kit = await resolveBackendKit(options.backend);
+  const backend = kit.kind;
+  const cluster = await FaultCluster.start({ ...options, backend: kit, label: `${backend}-${topology}-${options.seed}` });
   const leaseMs = cluster.leaseMs;
-  const weights = weightsFor(cluster.env, options.weights);
+  const weights = weightsFor(cluster.env, kit.faultWeights, options.weights);
   const faults: FaultRecord[] = [];
   const heals: HealPoint[] = [];
   const recoveryBoundMs = leaseMs + cluster.env.recoveryMarginMs;
@@ -244,7 +123,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
       if (monotonicMs() - lastProgress > 30_000) {
         lastProgress = monotonicMs();
         const steps = rollout ? `, ${rolloutLine(rollout.report())}` : '';
-        log(`${options.backend} ${topology}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes${steps}`);
+        log(`${backend} ${topology}: ${Math.round((lastProgress - started) / 1000)} s, ${faults.length} faults, ${episodes} episodes${steps}`);
       }
     }
   } catch (err) {
@@ -292,11 +171,11 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
   for (const f of faults) faultCounts[f.kind]++;
   let dumpedTo: string | null = null;
   if (problems.length > 0 && options.dumpPath !== null) {
-    dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${options.backend}-${topology}-${options.seed}.json`);
+    dumpedTo = options.dumpPath ?? join(tmpdir(), `conclave-faults-${backend}-${topology}-${options.seed}.json`);
     try {
       writeFileSync(dumpedTo, JSON.stringify(
           {
-            options: { ...options, signal: undefined, log: undefined },
+            options: { ...options, backend, signal: undefined, log: undefined },
             problems,
             faults,
             heals,
@@ -315,7 +194,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
     }
   }
   return {
-    backend: options.backend,
+    backend,
     topology,
     seed: options.seed,
     leaseMs,
@@ -383,246 +262,6 @@ function lastLogged(cluster: FaultCluster): string {
     for (const r of p.reports) if (r.type === 'log' && (!last || r.atMs > last.atMs)) last = r;
   }
   return last ? `; candidates logged: ${JSON.stringify(last.message)}` : '';
-}
-
-/** Every random choice of an episode is drawn here, up front, so a seed fixes the schedule. */
-function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots: number, env: FaultEnvironment, leaseMs: number): PlannedFault[] {
-  const servers = env.servers.length;
-  const count = rng.weighted({ one: 6, two: 3, three: 1 } as const);
-  const n = count === 'one' ? 1 : count === 'two' ? 2 : 3;
-  const plan: PlannedFault[] = [];
-  let serverFault = false;
-  let leaderTaken = false;
-  const usedSlots = new Set<number>();
-  for (let i = 0; i < n; i++) {
-    const available = { ...weights };
-    if (serverFault) {
-      // One server fault at a time: a quorum or an ensemble keeps its majority.
-      available['server-restart'] = 0;
-      available['server-pause'] = 0;
-      available.isolate = 0;
-      available.blip = 0;
-    }
-    const kind = rng.weighted(available);
-    const offsetMs = i === 0 ? 0 : rng.int(0, Math.round(leaseMs / 2));
-    const holdMs = holdFor(kind, rng, leaseMs);
-    // Where there are several servers, which one (and how a link fails) is drawn for every
-    // fault, so the seed fixes the schedule; one server draws nothing more (older seeds replay).
-    let server: PlannedFault['server'] = 0;
-    let blackhole = true;
-    let aim = false;
-    if (servers > 1) {
-      server = rng.int(0, servers - 1);
-      blackhole = rng.chance(0.5);
-      aim = rng.chance(0.6);
-    }
-    const ensemble = env.topology === 'ensemble';
-    if (kind === 'server-restart' && ensemble && aim) server = 'ensemble-leader';
-    if (kind === 'link' && ensemble) server = "client's";
-    let target: PlannedFault['target'];
-    if (kind === 'isolate' && aim && !leaderTaken) {
-      // The server the leader's client uses, cut from its peers.
-      serverFault = true;
-      leaderTaken = true;
-      server = "client's";
-      target = 'leader';
-    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate' || kind === 'blip') {
-      serverFault = true;
-      target = 'server';
-    } else if (!leaderTaken && (kind === 'step-down' || rng.chance(0.7))) {
-      leaderTaken = true;
-      target = 'leader';
-    } else {
-      const free = [...Array(slots).keys()].filter((s) => !usedSlots.has(s));
-      if (free.length === 0 || kind === 'step-down') continue;
-      target = rng.pick(free);
-      usedSlots.add(target);
-    }
-    plan.push({ kind, target, server, blackhole, offsetMs, holdMs });
-  }
-  return plan;
-}
-
-function holdFor(kind: FaultKind, rng: Prng, leaseMs: number): number {
-  switch (kind) {
-    case 'kill':
-      return rng.int(0, 500);
-    case 'freeze':
-      return rng.chance(0.75) ? Math.round(leaseMs * rng.between(1.1, 2)) : Math.round(leaseMs * rng.between(0.2, 0.6));
-    case 'partition':
-      return Math.round(leaseMs * rng.between(0.5, 2.5));
-    case 'cut':
-      return rng.int(100, 1500);
-    case 'delay':
-      return rng.int(1000, 4000);
-    case 'server-restart':
-      return rng.int(200, 2000);
-    case 'server-pause':
-      return Math.round(leaseMs * rng.between(0.3, 1.5));
-    case 'step-down':
-      return 0;
-    case 'link':
-      return Math.round(leaseMs * rng.between(0.5, 2.5));
-    case 'isolate':
-      // Up to past the time the others take to give the member up and elect without it.
-      return Math.round((ENSEMBLE_ELECTION_MS + zookeeperSessionTimeoutMs(leaseMs)) * rng.between(0.3, 1.2));
-    case 'blip':
-      return rng.int(1500, 2500);
-  }
-}
-
-/** Latency of a `delay` fault, drawn when it starts (the schedule's other draws are fixed). */
-function latencyFor(rng: Prng, leaseMs: number): number {
-  return rng.int(20, Math.round(leaseMs / 3));
-}
-
-async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng, record: FaultRecord[]): Promise<void> {
-  const latency = f.kind === 'delay' ? latencyFor(rng, cluster.leaseMs) : 0;
-  if (f.offsetMs > 0) await delay(f.offsetMs);
-  let slot: CandidateSlot | null = null;
-  let onLeader = false;
-  if (f.target === 'leader') {
-    slot = cluster.leader();
-    onLeader = slot !== null;
-    if (!slot) {
-      if (f.kind === 'step-down') return;
-      // Nobody leads at this instant: hit a candidate that is not already under a fault.
-      slot = cluster.slots.find((s) => !s.frozen && !s.restarting) ?? cluster.slots[0]!;
-    }
-  } else if (typeof f.target === 'number') {
-    slot = cluster.slots[f.target]!;
-    onLeader = cluster.leadingNow(slot);
-  }
-  if (slot && (slot.frozen || slot.restarting)) return; // another fault of this episode froze or killed it
-  const server = await resolveServer(cluster, f, slot);
-  // A rolling step may have taken the slot meanwhile.
-  if (slot && (slot.frozen || slot.restarting)) return;
-  const atMs = monotonicMs();
-  const label = cluster.env.servers[server]?.label;
-  const serverName = label ? `server ${server} (${label})` : `server ${server}`;
-  const target =
-    f.kind === 'link' ? `${slot!.proc.key} → ${serverName}` : f.target === 'server' || f.kind === 'isolate' ? serverName : slot!.proc.key;
-  record.push({ kind: f.kind, target, atMs, holdMs: f.holdMs, onLeader });
-  const env = cluster.env;
-  switch (f.kind) {
-    case 'kill':
-      slot!.restarting = true;
-      slot!.proc.kill('SIGKILL');
-      await slot!.proc.waitForExit();
-      await delay(f.holdMs);
-      await cluster.spawn(slot!);
-      return;
-    case 'freeze': {
-      const proc = slot!.proc;
-      slot!.frozen = true;
-      proc.freeze();
-      await delay(f.holdMs);
-      proc.thaw();
-      if (slot!.proc === proc) slot!.frozen = false;
-      return;
-    }
-    case 'partition':
-      slot!.proxy.blackhole();
-      await delay(f.holdMs);
-      slot!.proxy.resume();
-      return;
-    case 'cut':
-      slot!.proxy.cut();
-      await delay(f.holdMs);
-      slot!.proxy.resume();
-      return;
-    case 'delay':
-      slot!.proxy.delay(latency);
-      await delay(f.holdMs);
-      slot!.proxy.delay(0);
-      return;
-    case 'server-restart':
-      await env.servers[server]!.kill();
-      await delay(f.holdMs);
-      await env.servers[server]!.restart();
-      return;
-    case 'server-pause': {
-      const paused = env.servers[server]!.pause ? env.servers[server]! : env.servers.find((s) => s.pause)!;
-      await paused.pause!();
-      await delay(f.holdMs);
-      paused.resume!();
-      return;
-    }
-    case 'link': {
-      const link = slot!.links[server]!;
-      if (f.blackhole) link.blackhole();
-      else link.cut();
-      await delay(f.holdMs);
-      link.resume();
-      return;
-    }
-    case 'isolate':
-      env.isolateServer!(server, f.blackhole ? 'silent' : 'cut');
-      await delay(f.holdMs);
-      env.healServers!();
-      return;
-    case 'blip': {
-      // Every slot's link to that server, so a process started meanwhile meets the blip too.
-      const links = cluster.slots.map((s) => s.links[server]!);
-      for (const link of links) {
-        if (f.blackhole) link.blackhole();
-        else link.cut();
-      }
-      await delay(f.holdMs);
-      for (const link of links) link.resume();
-      return;
-    }
-    case 'step-down':
-      slot!.proc.send({ type: 'stepDown' });
-      return;
-  }
-}
-
-/** The server a server or link fault hits, resolved when it starts. */
-async function resolveServer(cluster: FaultCluster, f: PlannedFault, slot: CandidateSlot | null): Promise<number> {
-  if (f.server === 'ensemble-leader') return (await cluster.env.ensembleLeader?.()) ?? 0;
-  if (f.server === "client's") {
-    // The server whose proxy carries the candidate's connection (a ZooKeeper client uses one).
-    const used = slot ? slot.links.findIndex((l) => l.openConnections() > 0) : -1;
-    return used >= 0 ? used : 0;
-  }
-  return f.server;
-}
-
-/** The one summary line of a run (soak output, test failure messages). */
-export function summarizeRun(r: FaultRunResult): string {
-  const kinds = FAULT_KINDS.filter((k) => r.faultCounts[k] > 0)
-    .map((k) => `${k} ${r.faultCounts[k]}${k === 'blip' ? ` [${countBy(r.faults.filter((f) => f.kind === k).map((f) => f.target))}]` : ''}`)
-    .join(', ');
-  const g = r.report.guard;
-  const stale = g ? g.staleWrites.length + g.sharedTokens.length : 0;
-  return [
-    `${r.backend}${r.topology === 'single' ? '' : ` ${r.topology}`}: ${Math.round(r.elapsedMs / 1000)} s, seed ${r.seed}, lease ${r.leaseMs} ms`,
-    `faults: ${r.faults.length} (${kinds}) in ${r.episodes} episodes`,
-    ...(r.rollout ? [rolloutLine(r.rollout), `migration conflicts: ${r.migrationConflicts}`] : []),
-    `terms: ${r.report.intervals.length}`,
-    `overlaps: ${r.report.overlaps.length}`,
-    `token regressions: ${r.report.tokenRegressions.length}`,
-    `stale work: ${r.report.staleWork.length}`,
-    `work outside term: ${r.report.workOutsideTerm.length}`,
-    `writes accepted: ${g?.accepted ?? 0}, rejected: ${g?.rejected ?? 0}, failed: ${g?.failed ?? 0}`,
-    `stale writes: ${stale}`,
-    `late recoveries: ${r.recovery.late.length} (max ${Math.round(r.recovery.maxRecoveryMs)} ms)`,
-    `followers seeing themselves lead: ${r.selfLeaderFollowers.length}`,
-    r.ok ? 'OK' : `FAILED: ${r.problems.join('; ')}${r.dumpedTo ? ` (history in ${r.dumpedTo})` : ''}`,
-  ].join(', ');
-}
-
-/** `a 3, b 1`: how many times each value occurs, in order of first occurrence. */
-function countBy(values: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return [...counts].map(([v, n]) => `${v} ${n}`).join(', ');
-}
-
-/** `rolling steps: 40 (old→dual 10, …), 2 cycles, 1 put off`. */
-function rolloutLine(r: RolloutReport): string {
-  return `rolling steps: ${r.steps} (${countBy(r.rolls.map((x) => `${x.from}→${x.to}`))}), ${r.cycles} cycles, ${r.deferred} put off`;
 }
 
 export { summarize };

@@ -2,7 +2,6 @@ import { monotonicMs } from '../history/history-recorder';
 import { delay } from '../wait-for';
 import type { FaultProxy } from '../faults/fault-proxy';
 import type { CandidateSlot, FaultCluster } from './fault-cluster';
-import { ENSEMBLE_ELECTION_MS, zookeeperSessionTimeoutMs } from './fault-environment';
 
 /** What a directed scenario observed, for the test to assert on (with `checkSplitBrain` on the history). */
 export interface ScenarioOutcome {
@@ -281,7 +280,7 @@ export interface EnsembleScenarioResult {
  * `staleFollowerStep`); (1) the server the leader's client uses — moved to a
  * follower first if it used the ensemble's leader — is isolated from its peers, silently, long
  * enough for the others to give it up, elect, and expire the leader's session
- * (`ENSEMBLE_ELECTION_MS` + session timeout), while the client still reaches it and may read its
+ * (`env.serverElectionMs` + `env.sessionTimeoutMs`), while the client still reaches it and may read its
  * stale state; (2) the same with resets; (3) the ensemble's leader is killed and restarted; (4)
  * the leader's client is cut from its server (it must move to another, or lose leadership before
  * anyone else leads). The history must show no overlap; after each heal a leader within `boundMs`.
@@ -289,7 +288,8 @@ export interface EnsembleScenarioResult {
 export async function ensembleScenario(cluster: FaultCluster, boundMs: number): Promise<EnsembleScenarioResult> {
   const env = cluster.env;
   if (env.topology !== 'ensemble') throw new Error('needs the ensemble topology');
-  const sessionMs = zookeeperSessionTimeoutMs(cluster.leaseMs);
+  // The ensemble's kit says how long its servers keep a silent client's session.
+  const sessionMs = env.sessionTimeoutMs ?? cluster.leaseMs;
   const steps: string[] = [];
   const waits: Array<number | null> = [];
   const leaderSlot = async (): Promise<CandidateSlot> => {
@@ -326,7 +326,7 @@ export async function ensembleScenario(cluster: FaultCluster, boundMs: number): 
     }
     env.isolateServer(server, how);
     try {
-      await delay(ENSEMBLE_ELECTION_MS + sessionMs);
+      await delay((env.serverElectionMs ?? 0) + sessionMs);
     } finally {
       env.healServers();
     }
@@ -370,7 +370,8 @@ async function staleFollowerStep(
   settle: (label: string) => Promise<void>,
 ): Promise<void> {
   const env = cluster.env;
-  const sessionMs = zookeeperSessionTimeoutMs(cluster.leaseMs);
+  // The ensemble's kit says how long its servers keep a silent client's session.
+  const sessionMs = env.sessionTimeoutMs ?? cluster.leaseMs;
   const leader = await leaderSlot();
   const ensembleLeader = (await env.ensembleLeader?.()) ?? 0;
   const s = env.servers.findIndex((_, i) => i !== ensembleLeader);

@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { relative } from 'node:path';
 import { checkSplitBrain, summarize, type SplitBrainReport } from '../history/split-brain-checker';
 import { seedFromEnv } from '../faults/prng';
+import type { BackendKit } from '../kits/backend-kit';
+import { kitLabel } from '../kits/load-backend-kit';
 import { FaultCluster } from './fault-cluster';
-import type { FaultBackendKind, FaultTopology } from './fault-environment';
-import { runFaultSoak, summarizeRun } from './fault-run';
+import type { FaultTopology } from './fault-environment';
+import { runFaultSoak } from './fault-run';
+import { summarizeRun } from './fault-summary';
 import { frozenLeaderScenario, serverRestartScenario, silentPartitionScenario } from './fault-scenarios';
 
 export interface FaultSuiteOptions {
@@ -26,13 +29,20 @@ export interface FaultSuiteOptions {
   restartRounds?: number;
 }
 
+/** The test file that runs, relative to the working directory (for replay lines). */
+function testFile(): string {
+  return relative(process.cwd(), expect.getState().testPath ?? '');
+}
+
 /**
- * The fault tests of one backend, for `test-harness/test/faults-<backend>.test.ts`: the two
+ * The fault tests of one backend, for its package's `test/faults.test.ts`, given its kit (or
+ * the kit's name, see `loadBackendKit`): the two
  * directed BENCH scenarios (frozen leader, silent partition) on one private server, and a short
  * seeded randomized run (`FAULT_SEED=<n>` replays a seed, `FAULT_RUN_MS` changes its length).
  * Every process and server started is stopped in afterAll/finally, even on failure.
  */
-export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuiteOptions): void {
+export function describeFaultSuite(kit: BackendKit | string, options: FaultSuiteOptions): void {
+  const backend = kitLabel(kit);
   const seed = seedFromEnv('FAULT_SEED', options.seed);
   const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 40_000);
   const tolerateLiveness = options.knownLivenessBug !== undefined && process.env.FAULT_KNOWN_BUGS !== '1';
@@ -40,7 +50,7 @@ export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuit
   describe(`${backend} under faults`, () => {
     let cluster: FaultCluster | null = null;
     beforeAll(async () => {
-      cluster = await FaultCluster.start({ backend, label: `${backend}-directed` });
+      cluster = await FaultCluster.start({ backend: kit, label: `${backend}-directed` });
     }, 90_000);
     afterAll(async () => {
       await cluster?.close();
@@ -94,7 +104,7 @@ export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuit
     }, 40_000 + rounds * 30_000);
 
     test(`seeded random faults for ${Math.round(runMs / 1000)} s (seed ${seed}; replay with FAULT_SEED=${seed})`, async () => {
-      const result = await runFaultSoak({ backend, durationMs: runMs, seed });
+      const result = await runFaultSoak({ backend: kit, durationMs: runMs, seed });
       const line = summarizeRun(result);
       const late = result.recovery.late.length;
       const safetyProblems = result.problems.filter((p) => !(tolerateLiveness && (p.includes('not followed by a leader') || p.includes('saw themselves as leader'))));
@@ -102,7 +112,7 @@ export function describeFaultSuite(backend: FaultBackendKind, options: FaultSuit
         console.warn(`KNOWN BUG (${options.knownLivenessBug}): ${late} late recoveries tolerated\n${line}`);
       }
       if (safetyProblems.length > 0) {
-        throw new Error(`${line}\nreplay: FAULT_SEED=${seed} npx jest test-harness/test/faults-${backend}.test.ts`);
+        throw new Error(`${line}\nreplay: FAULT_SEED=${seed} npx jest ${testFile()}`);
       }
       expect(result.faults.length).toBeGreaterThan(5);
       expect(result.report.overlaps).toEqual([]);
@@ -143,19 +153,20 @@ export interface TopologyRunOptions {
 }
 
 /**
- * One `test` running a short seeded fault run of `backend` in `topology` (same checks as the
+ * One `test` running a short seeded fault run of the kit's backend in `topology` (same checks as the
  * single-server runs: overlaps, token order, stale work, stale writes, late recovery). A failure
  * prints the summary line and the command that replays the seed.
  */
-export function topologyFaultRunTest(backend: FaultBackendKind, topology: FaultTopology, options: TopologyRunOptions): void {
+export function topologyFaultRunTest(kit: BackendKit | string, topology: FaultTopology, options: TopologyRunOptions): void {
+  const backend = kitLabel(kit);
   const seed = seedFromEnv('FAULT_SEED', options.seed);
   const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 30_000);
   const name = `${backend} ${topology}: seeded random faults for ${Math.round(runMs / 1000)} s (seed ${seed})`;
   test(name, async () => {
-    const result = await runFaultSoak({ backend, topology, durationMs: runMs, seed, ...(options.candidates ? { candidates: options.candidates } : {}) });
+    const result = await runFaultSoak({ backend: kit, topology, durationMs: runMs, seed, ...(options.candidates ? { candidates: options.candidates } : {}) });
     const line = summarizeRun(result);
     if (!result.ok) {
-      const file = relative(process.cwd(), expect.getState().testPath ?? '');
+      const file = testFile();
       throw new Error(
         `${line}\nreplay: FAULT_SEED=${seed} npx jest ${file} -t '${backend} ${topology}: seeded'` +
           `\n    or: npm run soak -- --backend ${backend} --topology ${topology} --seconds ${Math.round(runMs / 1000)} --seed ${seed}`,

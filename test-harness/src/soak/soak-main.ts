@@ -1,12 +1,14 @@
 /**
- * `npm run soak -- --backend <mysql|redis|zookeeper|migrate> [--topology T] --seconds N [--seed S] [--lease-ms L] [--candidates C]`
+ * `npm run soak -- --backend <kind or kit module> [--topology T] --seconds N [--seed S] [--lease-ms L] [--candidates C]`
  *
- * Starts the private servers of that backend in topology T (default `single`; `no-persistence`
- * and `quorum` on Redis, `ensemble` on ZooKeeper, `duplicate-id` on the three: see `FaultTopology`),
- * C candidate processes (default 3, 5 for `migrate`) each behind its own fault proxy to each server, and a guarded resource on the shared Redis (MariaDB for the mysql backend); injects
- * seeded random faults for N seconds (see `FAULT_KINDS`), then checks the whole history. `migrate`
- * runs a ZooKeeper → MySQL migration over and over (old → dual → to-only → dual → old …, one
- * process per episode) with SIGKILLs and blips of either side. Prints progress lines, one
+ * Loads the backend's kit (`--backend redis` is `@conclave/redis/testing`; a name with `/` or `@`
+ * is a module: see `loadBackendKit`), starts its private servers in topology T (default
+ * `single`; the others where the kit stages them: see `FaultTopology`, `BackendKit.topologies`),
+ * C candidate processes (default the kit's, else 3) each behind its own fault proxy to each
+ * server, and a guarded resource on the shared Redis or MariaDB (the kit's `guard`); injects
+ * seeded random faults for N seconds (see `FAULT_KINDS`, and the kit's `faultWeights`), then
+ * checks the whole history. Where the environment has node kinds (`migrate`), a rolling
+ * deployment goes over and over them, one process per episode. Prints progress lines, one
  * summary line and the line that replays the run:
  *
  *   soak mysql: 600 s, seed 123, …, faults: 312 (…), overlaps: 0, …, stale writes: 0, … OK
@@ -16,11 +18,16 @@
  * run early: it still heals, stops and checks, and cleans up its servers and processes.
  */
 import { randomSeed } from '../faults/prng';
-import { FAULT_BACKENDS, FAULT_TOPOLOGIES, TOPOLOGY_BACKENDS, type FaultBackendKind, type FaultTopology } from './fault-environment';
-import { runFaultSoak, summarizeRun } from './fault-run';
+import type { BackendKit } from '../kits/backend-kit';
+import { loadBackendKit } from '../kits/load-backend-kit';
+import { FAULT_TOPOLOGIES, type FaultTopology } from './fault-environment';
+import { runFaultSoak } from './fault-run';
+import { summarizeRun } from './fault-summary';
 
 interface SoakArgs {
-  backend: FaultBackendKind;
+  /** As given (the replay line repeats it). */
+  backend: string;
+  kit: BackendKit;
   topology: FaultTopology;
   seconds: number;
   seed: number;
@@ -29,10 +36,10 @@ interface SoakArgs {
 }
 
 const USAGE =
-  'usage: npm run soak -- --backend <mysql|redis|zookeeper|migrate> [--topology <single|no-persistence|quorum|ensemble|duplicate-id>] --seconds N [--seed S] [--lease-ms L] [--candidates C]\n' +
-  '  migrate: a ZooKeeper → MySQL migration rolled forward and back, one process per episode, with SIGKILLs and blips of either side (5 candidates by default)';
+  `usage: npm run soak -- --backend <kind or kit module> [--topology <${FAULT_TOPOLOGIES.join('|')}>] --seconds N [--seed S] [--lease-ms L] [--candidates C]\n` +
+  '  --backend <kind>: the kit @conclave/<kind>/testing (a backend package of this repository); a name with / or @ is a module';
 
-function parseArgs(argv: string[]): SoakArgs {
+async function parseArgs(argv: string[]): Promise<SoakArgs> {
   const values = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -46,11 +53,12 @@ function parseArgs(argv: string[]): SoakArgs {
     if (!['backend', 'topology', 'seconds', 'seed', 'lease-ms', 'candidates'].includes(key)) throw new Error(`unknown option --${key}`);
   }
   const backend = values.get('backend');
-  if (!backend || !(FAULT_BACKENDS as readonly string[]).includes(backend)) throw new Error(`--backend must be one of ${FAULT_BACKENDS.join(', ')}`);
+  if (!backend) throw new Error('--backend is required');
   const topology = values.get('topology') ?? 'single';
   if (!(FAULT_TOPOLOGIES as readonly string[]).includes(topology)) throw new Error(`--topology must be one of ${FAULT_TOPOLOGIES.join(', ')}`);
-  if (!TOPOLOGY_BACKENDS[topology as FaultTopology].includes(backend as FaultBackendKind)) {
-    throw new Error(`--topology ${topology} runs on ${TOPOLOGY_BACKENDS[topology as FaultTopology].join(', ')}, not ${backend}`);
+  const kit = await loadBackendKit(backend);
+  if (!kit.topologies.includes(topology as FaultTopology)) {
+    throw new Error(`--topology ${topology}: backend ${kit.kind} stages ${kit.topologies.join(', ')}`);
   }
   const int = (key: string, fallback: number, min: number) => {
     const raw = values.get(key);
@@ -60,13 +68,13 @@ function parseArgs(argv: string[]): SoakArgs {
     return n;
   };
   return {
-    backend: backend as FaultBackendKind,
+    backend,
+    kit,
     topology: topology as FaultTopology,
     seconds: int('seconds', 60, 1),
     seed: int('seed', randomSeed(), 0),
     leaseMs: int('lease-ms', 1500, 500),
-    // A rolling migration needs a fleet: old, dual and to-only processes side by side.
-    candidates: int('candidates', backend === 'migrate' ? 5 : 3, 2),
+    candidates: int('candidates', kit.defaultCandidates ?? 3, 2),
   };
 }
 
@@ -77,7 +85,7 @@ async function main(): Promise<number> {
     return 0;
   }
   try {
-    args = parseArgs(process.argv.slice(2));
+    args = await parseArgs(process.argv.slice(2));
   } catch (err) {
     console.error(`soak: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
     return 2;
@@ -96,9 +104,9 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const t = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  t(`soak ${args.backend} ${args.topology}: ${args.seconds} s, seed ${args.seed}, lease ${args.leaseMs} ms, ${args.candidates} candidates; starting servers`);
+  t(`soak ${args.kit.kind} ${args.topology}: ${args.seconds} s, seed ${args.seed}, lease ${args.leaseMs} ms, ${args.candidates} candidates; starting servers`);
   const result = await runFaultSoak({
-    backend: args.backend,
+    backend: args.kit,
     topology: args.topology,
     durationMs: args.seconds * 1000,
     seed: args.seed,

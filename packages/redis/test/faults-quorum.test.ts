@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { FaultCluster, quorumMinorityRestartScenario, safetyProblems, topologyFaultRunTest } from '@conclave/test-harness';
+import { redisKit } from '@conclave/redis/testing';
 
 // Redlock over three private masters without persistence (`redis://h1,h2,h3`), each candidate
 // behind its own proxy to each master: a leader cut from one master while another restarts
@@ -9,7 +10,7 @@ import { FaultCluster, quorumMinorityRestartScenario, safetyProblems, topologyFa
 describe('redis quorum of three masters', () => {
   let cluster: FaultCluster | null = null;
   beforeAll(async () => {
-    cluster = await FaultCluster.start({ backend: 'redis', topology: 'quorum', label: 'redis-quorum-directed' });
+    cluster = await FaultCluster.start({ backend: redisKit, topology: 'quorum', label: 'redis-quorum-directed' });
   }, 60_000);
   afterAll(async () => {
     await cluster?.close();
@@ -37,5 +38,5 @@ describe('redis quorum of three masters', () => {
 });
 
 describe('redis quorum under random faults', () => {
-  topologyFaultRunTest('redis', 'quorum', { seed: 2205 });
+  topologyFaultRunTest(redisKit, 'quorum', { seed: 2205 });
 });

@@ -1,5 +1,6 @@
 import { describeFaultSuite } from '@conclave/test-harness';
+import { mysqlKit } from '@conclave/mysql/testing';
 
 // Frozen leader, silent partition and a seeded randomized fault run on a private mysql server
 // (FAULT_SEED=<n> replays a seed, FAULT_RUN_MS sets the run's length).
-describeFaultSuite('mysql', { seed: 1105 });
+describeFaultSuite(mysqlKit, { seed: 1105 });

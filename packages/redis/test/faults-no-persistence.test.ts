@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { FaultCluster, emptyRestartScenario, safetyProblems, topologyFaultRunTest } from '@conclave/test-harness';
+import { redisKit } from '@conclave/redis/testing';
 
 // One Redis master without persistence (`--save "" --appendonly no`), crashed while a candidate
 // leads and restarted empty; then a seeded random run on it (FAULT_SEED=<n> replays a seed,
@@ -8,7 +9,7 @@ import { FaultCluster, emptyRestartScenario, safetyProblems, topologyFaultRunTes
 describe('redis without persistence: the master restarts empty', () => {
   let cluster: FaultCluster | null = null;
   beforeAll(async () => {
-    cluster = await FaultCluster.start({ backend: 'redis', topology: 'no-persistence', label: 'redis-empty-restart' });
+    cluster = await FaultCluster.start({ backend: redisKit, topology: 'no-persistence', label: 'redis-empty-restart' });
   }, 60_000);
   afterAll(async () => {
     await cluster?.close();
@@ -25,5 +26,5 @@ describe('redis without persistence: the master restarts empty', () => {
 });
 
 describe('redis without persistence under random faults', () => {
-  topologyFaultRunTest('redis', 'no-persistence', { seed: 2105 });
+  topologyFaultRunTest(redisKit, 'no-persistence', { seed: 2105 });
 });

@@ -4,8 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, waitForPort } from './free-port';
-import { freezeProcess } from './freeze-process';
+import { freePort, freezeProcess, waitForPort } from '@conclave/test-harness/tools';
 
 const run = promisify(execFile);
 

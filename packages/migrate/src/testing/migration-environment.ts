@@ -1,6 +1,6 @@
-import { startMariadb, type MariadbServer } from '../servers/mysql-server';
-import { startZookeeperServer, type ZookeeperServer } from '../servers/zookeeper-server';
-import type { FaultEnvironmentCore } from './fault-environment';
+import { startMariadb, type MariadbServer } from '@conclave/mysql/testing';
+import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
+import type { FaultEnvironmentCore } from '@conclave/test-harness/tools';
 
 /**
  * The kinds of process a ZooKeeper → MySQL migration deploys, in rollout order: the old binary

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, waitForPort } from './free-port';
-import { freezeProcess } from './freeze-process';
+import { freePort, freezeProcess, waitForPort } from '@conclave/test-harness/tools';
 
 export interface RedisServerOptions {
   /** Port to listen on; default a free one. It stays the same across `restart()`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { FaultCluster, ensembleScenario, safetyProblems, topologyFaultRunTest } from '@conclave/test-harness';
+import { zookeeperKit } from '@conclave/zookeeper/testing';
 
 // A ZooKeeper ensemble of three, each candidate behind its own proxy to each server: a server
 // isolated from its peers while its clients still reach it, the ensemble's leader killed and
@@ -9,7 +10,7 @@ import { FaultCluster, ensembleScenario, safetyProblems, topologyFaultRunTest } 
 describe('zookeeper ensemble of three', () => {
   let cluster: FaultCluster | null = null;
   beforeAll(async () => {
-    cluster = await FaultCluster.start({ backend: 'zookeeper', topology: 'ensemble', label: 'zookeeper-ensemble-directed' });
+    cluster = await FaultCluster.start({ backend: zookeeperKit, topology: 'ensemble', label: 'zookeeper-ensemble-directed' });
   }, 120_000);
   afterAll(async () => {
     await cluster?.close();
@@ -26,5 +27,5 @@ describe('zookeeper ensemble of three', () => {
 });
 
 describe('zookeeper ensemble under random faults', () => {
-  topologyFaultRunTest('zookeeper', 'ensemble', { seed: 2409 });
+  topologyFaultRunTest(zookeeperKit, 'ensemble', { seed: 2409 });
 });

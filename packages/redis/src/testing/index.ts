@@ -1,0 +1,7 @@
+/**
+ * `@conclave/redis/testing`: private redis-servers for tests, and this backend's kit for the
+ * test harness and the bench. Never loaded by the package's main entry.
+ */
+export { RedisServer, startRedisServers } from './redis-server';
+export type { RedisServerOptions } from './redis-server';
+export { redisKit } from './redis-kit';
