@@ -45,10 +45,10 @@ async function measure(
     const ts = p.times.filter((t) => t >= t0 && t < t1);
     return ts.filter((t, i) => i > 0 && t - ts[i - 1]! < 100).length;
   });
-  // The window holds exactly one of the two probes (MySQL: one statement; Redis: one read, INFO not counted as a command).
-  const probeOps = target.kind === 'mysql' ? 1 : 0;
+  // A server's counters leave out its own probes' operations (ServerCounters); the window still
+  // holds one probe's network read (its INFO), which `reads` takes off.
   return {
-    ops: c1.ops - c0.ops - probeOps,
+    ops: c1.ops - c0.ops,
     reads: c0.reads !== null && c1.reads !== null ? c1.reads - c0.reads - 1 : null,
     sends,
     splits,

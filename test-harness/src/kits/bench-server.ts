@@ -1,6 +1,6 @@
 /** Server-side counters, the server's own probes already subtracted. */
 export interface ServerCounters {
-  /** Operations the server executed (what `BenchServer.counterName` says they are). */
+  /** Operations the server executed (what `BenchServer.counterName` says they are), the reading's own probes left out. */
   ops: number;
   /** Requests read from the network (Redis total_reads_processed); null where the server has no such counter. */
   reads: number | null;
