@@ -141,6 +141,14 @@ export class QuorumLeaseOps implements LeaseOps {
     if (held + failed >= this.majority && !superseded) {
       throw this.unavailable(`only ${replies.length - failed} of ${this.nodes.length} masters answered`, election, firstError(replies));
     }
+    // Masters that had lost the lease (restarted empty) and took this term back: no newer term is
+    // on them (RENEW checks their counter). While a master still holds the lease, they count from
+    // the next renewal, so this term is in doubt for one call, not lost; rolling them back would
+    // end it on every master at once. Held nowhere, the lease has ended and is not brought back.
+    const repaired = replies.filter((r) => r.ok && (r.value as unknown[])[0] === 2).length;
+    if (held > 0 && held + repaired + failed >= this.majority && !superseded) {
+      throw this.unavailable(`the lease was repaired on ${repaired} of ${this.nodes.length} masters that had lost it; the next renewal confirms it`, election);
+    }
     // Lost: take back what this term still holds (or just repaired) on a minority, so it does
     // not stand in the way of the next leader's majority.
     const stale = replies.flatMap((r, i) => (r.ok && (r.value as unknown[])[0] !== 0 ? [i] : []));

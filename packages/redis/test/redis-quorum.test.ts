@@ -85,6 +85,27 @@ describe('RedisBackend quorum mode', () => {
     }
   });
 
+  test('a renewal that finds a majority of masters emptied (restarted without persistence) repairs them and keeps the term', async () => {
+    const prefix = uniquePrefix();
+    const b = quorum(prefix);
+    const election = uniqueName();
+    const { token } = (await b.campaign({ election, candidateId: 'a', leaseMs: 10_000 })) as { token: number };
+    // Two masters come back empty at once (the restart itself is left out: the fence it sets
+    // only refuses new terms, and a repair is not one).
+    const direct = servers.slice(0, 2).map((s) => new Redis(s.url));
+    try {
+      await Promise.all(direct.map((r) => r.flushall()));
+      // One master still holds the lease and two took it back: a term in doubt, not a lost one.
+      const first = await b.renew({ election, candidateId: 'a', token, leaseMs: 10_000 }).catch((e: unknown) => e);
+      expect(isConclaveError(first, 'BACKEND_UNAVAILABLE')).toBe(true);
+      expect(await b.renew({ election, candidateId: 'a', token, leaseMs: 10_000 })).toMatchObject({ held: true });
+      const { lease } = electionKeys(prefix, election);
+      expect(await Promise.all(direct.map((r) => r.hget(lease, 'token')))).toEqual([String(token), String(token)]);
+    } finally {
+      direct.forEach((r) => r.disconnect());
+    }
+  });
+
   test('Electors hand over on release, woken by pub/sub on every master', async () => {
     const prefix = uniquePrefix();
     const election = uniqueName();
