@@ -1,13 +1,12 @@
+/**
+ * The flags of every command: which ones each command accepts, parsing them strictly, and
+ * reading their values, where a bad value is a `UsageError` that names the flag.
+ */
 import { parseArgs } from 'node:util';
 import { MAX_LEADER_VALUE_BYTES } from '@conclave/core';
 import type { CommandName } from './cli-commands';
 import { UsageError } from './cli-errors';
 import { parseDuration } from './duration';
-
-/**
- * The flags of every command: which ones each command accepts, parsing them strictly, and
- * reading their values, where a bad value is a `UsageError` that names the flag.
- */
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,6 +1,5 @@
-import type { CommandName } from './cli-commands';
-
 /** What `conclave --help` and `conclave COMMAND --help` print. */
+import type { CommandName } from './cli-commands';
 
 const URLS = `Backend URLs (--backend; migrate status: --from, --to):
   memory:                                       in this process only (tries, demos)

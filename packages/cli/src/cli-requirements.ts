@@ -1,12 +1,11 @@
-import type { ParsedCommand } from './cli-args';
-import { MIGRATE_SUBCOMMANDS, type CommandName, type MigrateSubcommand } from './cli-commands';
-import { UsageError } from './cli-errors';
-import { BACKEND_ENV } from './backend-source';
-
 /**
  * What each command needs besides well-formed flags: its arguments (a subcommand, CMD after
  * `--`) and the flags it cannot do without. Each miss is a `UsageError` saying what to add.
  */
+import type { ParsedCommand } from './cli-args';
+import { MIGRATE_SUBCOMMANDS, type CommandName, type MigrateSubcommand } from './cli-commands';
+import { UsageError } from './cli-errors';
+import { BACKEND_ENV } from './backend-source';
 
 /** `migrate`'s subcommand: the first positional, taken off `positionals`. */
 export function takeMigrateSubcommand(positionals: string[]): MigrateSubcommand {

@@ -1,13 +1,12 @@
-import type { ElectionBackend } from './backend';
-import type { ResolvedElectorOptions } from './elector-options';
-import type { Role } from './elector-types';
-import type { Logger } from './logger';
-
 /**
  * What the pieces that run one Elector share (elector.ts wires them together): `ElectorSetup`,
  * settled by the constructor and never changed, and `Standing`, one record mutated in place so
  * that every piece reads the others' latest changes.
  */
+import type { ElectionBackend } from './backend';
+import type { ResolvedElectorOptions } from './elector-options';
+import type { Role } from './elector-types';
+import type { Logger } from './logger';
 
 /** The fields every log line of an Elector carries. */
 export interface LogContext {
@@ -16,6 +15,7 @@ export interface LogContext {
   backend: string;
 }
 
+/** What the constructor settles: names, backend, options, logger. */
 export interface ElectorSetup {
   readonly election: string;
   readonly candidateId: string;
@@ -28,6 +28,7 @@ export interface ElectorSetup {
   context(): LogContext;
 }
 
+/** One term as its leader keeps it. */
 export interface Term {
   token: number;
   /** Renewal interval for this term: renewMs, or less when the backend grants a shorter lease. */
@@ -36,9 +37,11 @@ export interface Term {
   leaseMs: number;
   /** performance.now() after which this candidate must not act as leader. */
   deadline: number;
+  /** Aborted when the term ends: the `signal` of its LeaseContext. */
   controller: AbortController;
 }
 
+/** Where the Elector stands now. */
 export interface Standing {
   role: Role;
   /** Bumped whenever the role changes, so answers to calls sent before the change are ignored. */

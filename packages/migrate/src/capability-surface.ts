@@ -1,12 +1,11 @@
-import { capabilityOf, supports, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
-import type { DualState } from './dual-state';
-import type { MigrationPhase } from './migration-options';
-import { termKey, validate } from './side-requests';
-
 /**
  * What a MigratingBackend declares it can do, and the optional methods that go with it: outside
  * `dual` those of the one side in use; in `dual` what both sides together allow.
  */
+import { capabilityOf, supports, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
+import type { DualState } from './dual-state';
+import type { MigrationPhase } from './migration-options';
+import { termKey, validate } from './side-requests';
 
 /** The phase and the two sides it chooses between. */
 export interface Sides {

@@ -1,10 +1,10 @@
-import { assertElectionName, assertInstanceId, type ReleaseRequest, type RenewRequest } from '@conclave/core';
-
 /**
  * What every part of the MigratingBackend checks in a request, and how it passes a request on to
  * one side.
  */
+import { assertElectionName, assertInstanceId, type ReleaseRequest, type RenewRequest } from '@conclave/core';
 
+/** The kind a MigratingBackend reports, and names in its errors. */
 export const KIND = 'migrate';
 
 // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
