@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMMANDS, COMMAND_HELP, TOOL_HELP, isCommand, parseCommand, type CommandName, type ParsedCommand } from './cli-args';
+import { parseCommand, type ParsedCommand } from './cli-args';
+import { COMMANDS, isCommand, type CommandName } from './cli-commands';
+import { COMMAND_HELP, TOOL_HELP } from './cli-help';
 import { EXIT, UsageError, errorLine, exitCodeFor } from './cli-errors';
 import { writeLine } from './cli-context';
 import { clearCommand, forceCommand, statusCommand } from './commands/admin';

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TOOL_HELP, parseCommand } from '../src/cli-args';
+import { parseCommand } from '../src/cli-args';
+import { TOOL_HELP } from '../src/cli-help';
 import { assertBuilt, expectOneErrorLine, runConclave } from './cli-process';
 
 /**

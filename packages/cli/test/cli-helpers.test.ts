@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { parseDuration } from '../src/duration';
 import { findCommand } from '../src/find-command';
 import { closestWord } from '../src/suggest';
-import { COMMANDS, parseCommand } from '../src/cli-args';
+import { parseCommand } from '../src/cli-args';
+import { COMMANDS } from '../src/cli-commands';
 import { openContext } from '../src/cli-context';
 import { createElector } from '../src/commands/campaign';
 

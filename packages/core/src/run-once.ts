@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import type { Elector, LeaseContext } from './elector';
+import type { Elector } from './elector';
+import type { LeaseContext } from './elector-types';
 import { ConclaveError, isConclaveError } from './errors';
 import { assertOptionsObject } from './validation';
 import { assertDelayMs, assertSignal } from './wait-for-leadership';

@@ -1,24 +1,7 @@
-import { ConclaveError, MemoryBackend, createBackend, isBackendProvider, memoryProvider, providerFor, providerUrl, type BackendProvider } from '@conclave/core';
+import { MemoryBackend, createBackend, isBackendProvider, memoryProvider, providerFor, providerUrl, type BackendProvider } from '@conclave/core';
+import { thrown } from '@conclave/test-harness';
 
 /** The provider seam: URLs go to the provider of their scheme, checked before any I/O. No server needed. */
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof ConclaveError ? err.code : `not a ConclaveError: ${String(err)}`;
-  }
-  return undefined;
-}
-
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return (err as Error).message;
-  }
-  throw new Error('did not throw');
-}
 
 // A kind of its own, to show that a URL reaches its provider's fromUrl as written.
 const seen: string[] = [];
@@ -52,28 +35,28 @@ describe('createBackend over providers', () => {
 
   test('an unknown scheme is INVALID_URL listing the schemes known, in order, the password hidden', () => {
     const fn = () => createBackend('redis://:hunter2@h:6379', [memoryProvider, echoProvider]);
-    expect(code(fn)).toBe('INVALID_URL');
-    expect(message(fn)).toBe('unknown backend URL "redis://:***@h:6379": expected one of memory:, echo:, echos:');
-    expect(code(() => createBackend('no scheme', [echoProvider]))).toBe('INVALID_URL');
+    expect(thrown(fn)).toMatchObject({ code: 'INVALID_URL' });
+    expect(thrown(fn).message).toBe('unknown backend URL "redis://:***@h:6379": expected one of memory:, echo:, echos:');
+    expect(thrown(() => createBackend('no scheme', [echoProvider]))).toMatchObject({ code: 'INVALID_URL' });
   });
 
   test.each([[''], ['  '], [42], [null]])('%p is INVALID_URL', (url) => {
-    expect(code(() => createBackend(url as string, [memoryProvider]))).toBe('INVALID_URL');
+    expect(thrown(() => createBackend(url as string, [memoryProvider]))).toMatchObject({ code: 'INVALID_URL' });
   });
 
   test('a list that is empty, not providers, or two providers on one scheme is INVALID_OPTIONS', () => {
-    expect(code(() => createBackend('memory:', []))).toBe('INVALID_OPTIONS');
-    expect(code(() => createBackend('memory:', [{ kind: 'x' } as never]))).toBe('INVALID_OPTIONS');
+    expect(thrown(() => createBackend('memory:', []))).toMatchObject({ code: 'INVALID_OPTIONS' });
+    expect(thrown(() => createBackend('memory:', [{ kind: 'x' } as never]))).toMatchObject({ code: 'INVALID_OPTIONS' });
     const other: BackendProvider = { kind: 'other', schemes: ['ECHO'], fromUrl: () => new MemoryBackend() };
-    expect(message(() => createBackend('memory:', [memoryProvider, echoProvider, other]))).toMatch(/echo and other both serve echo:/);
+    expect(thrown(() => createBackend('memory:', [memoryProvider, echoProvider, other])).message).toMatch(/echo and other both serve echo:/);
     // The same provider twice is harmless.
     expect(providerFor('memory:', [memoryProvider, memoryProvider])).toBe(memoryProvider);
   });
 
   test('a provider called directly refuses another scheme with INVALID_URL', () => {
-    expect(code(() => echoProvider.fromUrl('memory:'))).toBe('INVALID_URL');
-    expect(message(() => memoryProvider.fromUrl('echo://u:hunter2@h'))).not.toMatch(/hunter2/);
-    expect(code(() => memoryProvider.fromUrl('memory:x'))).toBe('INVALID_URL');
+    expect(thrown(() => echoProvider.fromUrl('memory:'))).toMatchObject({ code: 'INVALID_URL' });
+    expect(thrown(() => memoryProvider.fromUrl('echo://u:hunter2@h')).message).not.toMatch(/hunter2/);
+    expect(thrown(() => memoryProvider.fromUrl('memory:x'))).toMatchObject({ code: 'INVALID_URL' });
   });
 
   test('isBackendProvider tells a provider by its shape', () => {

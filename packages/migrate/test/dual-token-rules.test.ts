@@ -88,7 +88,7 @@ test('a dual candidate that cannot reach to gives from back, and release gives b
   // A leader whose to fails at release still gives from back.
   const token = await tokenOf(dual, 'dual-3');
   const half = new MigratingBackend({ from, to: failing, phase: 'dual', closeBackends: false });
-  (half as unknown as { terms: Map<string, unknown> }).terms.set(`${election}\u0000dual-3`, { fromToken: token, toToken: token });
+  (half as unknown as { dual: { terms: Map<string, unknown> } }).dual.terms.set(`${election}\u0000dual-3`, { fromToken: token, toToken: token });
   await expect(half.release({ election, candidateId: 'dual-3', token })).rejects.toThrow('to is down');
   expect(await from.getLeader(election)).toBeNull();
 });

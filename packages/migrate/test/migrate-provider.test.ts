@@ -1,18 +1,10 @@
-import { ConclaveError, createBackend, memoryProvider, type BackendProvider } from '@conclave/core';
+import { createBackend, memoryProvider, type BackendProvider } from '@conclave/core';
 import { MigratingBackend, migrateProvider } from '@conclave/migrate';
+import { thrown } from '@conclave/test-harness';
 
 /** migrate: URLs build their two sides with the providers they are given. No server needed. */
 
 const enc = encodeURIComponent;
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof ConclaveError ? err.code : `not a ConclaveError: ${String(err)}`;
-  }
-  return undefined;
-}
 
 describe('migrateProvider', () => {
   test('builds both sides with the providers createBackend was given', async () => {
@@ -36,13 +28,13 @@ describe('migrateProvider', () => {
         return backend;
       },
     };
-    expect(code(() => createBackend(`migrate:dual?from=${enc('memory:')}&to=${enc('redis://h')}`, [counting, migrateProvider]))).toBe('INVALID_URL');
+    expect(thrown(() => createBackend(`migrate:dual?from=${enc('memory:')}&to=${enc('redis://h')}`, [counting, migrateProvider]))).toMatchObject({ code: 'INVALID_URL' });
     expect(closed).toBe(1);
   });
 
   test('a nested migration is INVALID_URL; called without createBackend\'s providers it is INVALID_OPTIONS', () => {
     const inner = `migrate:dual?from=${enc('memory:')}&to=${enc('memory:')}`;
-    expect(code(() => createBackend(`migrate:dual?from=${enc(inner)}&to=${enc('memory:')}`, [memoryProvider, migrateProvider]))).toBe('INVALID_URL');
-    expect(code(() => migrateProvider.fromUrl(inner))).toBe('INVALID_OPTIONS');
+    expect(thrown(() => createBackend(`migrate:dual?from=${enc(inner)}&to=${enc('memory:')}`, [memoryProvider, migrateProvider]))).toMatchObject({ code: 'INVALID_URL' });
+    expect(thrown(() => migrateProvider.fromUrl(inner))).toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 });

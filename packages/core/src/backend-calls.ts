@@ -1,0 +1,173 @@
+import { performance } from 'node:perf_hooks';
+import { BackendStateTracker } from './backend-state';
+import type { ElectorSetup } from './elector-standing';
+import { ConclaveError } from './errors';
+import type { ElectorMetrics } from './metrics';
+import { withTimeout } from './timing';
+import { warnWhenUnreachable } from './unreachable-warning';
+
+/** What the call is for, as `conclave.operation.name` names it. */
+export type CallOperation = 'campaign' | 'renew' | 'release';
+
+/**
+ * An Elector's calls to its backend: each one bounded in time and measured, and their outcomes
+ * judged together for whether the backend answers (the failure count, `backendState`, the
+ * unreachable warning, the last contact that `health()` reads).
+ */
+export class BackendCalls {
+  readonly states = new BackendStateTracker();
+  /** Failed calls since the last one that succeeded. */
+  failures = 0;
+  /** The error of the last failed call (while `failures` > 0). */
+  lastFailure: unknown = null;
+  /** performance.now() of the last call that succeeded. */
+  lastContactAt = 0;
+
+  private readonly unreachableWarning: { forget(): void } | null = null;
+
+  /** `lastToken`: the highest token the Elector has led with, for a tokenless release. */
+  constructor(
+    private readonly setup: ElectorSetup,
+    private readonly metrics: ElectorMetrics,
+    private readonly lastToken: () => number | null,
+  ) {
+    const { backend, election, options } = setup;
+    if (options.warnUnreachable) {
+      this.unreachableWarning = warnWhenUnreachable({
+        election,
+        backend,
+        backendKind: backend.kind,
+        states: this.states.changes$,
+        failures: () => this.failures,
+        lastError: () => this.lastFailure,
+      });
+    }
+  }
+
+  /** On start: no failures yet, and silence is counted from now. */
+  restart(): void {
+    this.failures = 0;
+    this.lastContactAt = performance.now();
+  }
+
+  /** On stop: the state starts afresh, and a stopped Elector is no outage. */
+  forget(): void {
+    this.states.reset();
+    this.unreachableWarning?.forget();
+  }
+
+  /**
+   * Makes a backend call bounded by `timeoutMs` and records its duration and outcome. The call is
+   * told when we give up on it (`deadlineMs`) and learns it when we do (`signal`): the next call
+   * may follow at once, while this one still runs (see ElectionBackend, "Calls the core gives up on").
+   * Giving up rejects with `BACKEND_UNAVAILABLE` and `timeoutMessage`.
+   */
+  async timed<T>(
+    operation: CallOperation,
+    send: (timing: { signal: AbortSignal; deadlineMs: number }) => Promise<T>,
+    timeoutMs: number,
+    timeoutMessage: string,
+  ): Promise<T> {
+    const controller = new AbortController();
+    const call = send({ signal: controller.signal, deadlineMs: performance.now() + timeoutMs });
+    const started = performance.now();
+    const giveUp = () => {
+      const err = this.unavailable(timeoutMessage);
+      controller.abort(err);
+      return err;
+    };
+    try {
+      const value = await withTimeout(call, timeoutMs, giveUp);
+      this.lastContactAt = performance.now();
+      this.metrics.backendCall(operation, this.lastContactAt - started);
+      return value;
+    } catch (err) {
+      // error.type: the stable error code, else the error's class; never its message.
+      const type = err instanceof ConclaveError ? err.code : err instanceof Error ? err.name : '_OTHER';
+      this.metrics.backendCall(operation, performance.now() - started, type);
+      throw err;
+    }
+  }
+
+  /** Releases leadership (the term of `token` only) and candidacy; logs, never throws. */
+  async release(token: number | null): Promise<void> {
+    const { backend, election, instanceId, options, log } = this.setup;
+    try {
+      await this.timed(
+        'release',
+        (timing) =>
+          backend.release({
+            election,
+            candidateId: instanceId,
+            token,
+            // A release that lands late must not end a term this Elector has not seen yet.
+            ...(token === null ? { notAbove: this.lastToken() ?? 0 } : {}),
+            ...timing,
+          }),
+        options.leaseMs,
+        'release timed out',
+      );
+    } catch (err) {
+      log.warn({ ...this.setup.context(), err }, 'release failed; the lease will expire on the server');
+    }
+  }
+
+  /** A call failed; `what` names it in the log line. */
+  failed(what: string, err: unknown): void {
+    this.failures++;
+    this.lastFailure = err;
+    // The backend state follows whether the backend answers: a refusal (MIGRATION_CONFLICT, say)
+    // is an answer, and a backend closed by its owner is no outage.
+    const code = err instanceof ConclaveError ? err.code : null;
+    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR') {
+      this.states.failed(performance.now() - this.lastContactAt, this.setup.options.leaseMs);
+    } else if (!isClosed(err)) {
+      this.states.answered();
+    }
+    const { log } = this.setup;
+    const context = { ...this.setup.context(), failures: this.failures, err };
+    if (isRefusal(err)) {
+      // A deployment mistake, not an outage: say it every time, loudly.
+      log.error(context, `${what} refused`);
+      return;
+    }
+    // Warn on the first failure and then at powers of two, so an outage does not flood the log.
+    if ((this.failures & (this.failures - 1)) === 0) log.warn(context, `${what} failed`);
+    else log.debug(context, `${what} failed`);
+  }
+
+  /** A call succeeded. */
+  succeeded(): void {
+    if (this.failures > 0) this.setup.log.info({ ...this.setup.context(), failures: this.failures }, 'backend reachable again');
+    this.failures = 0;
+    this.states.answered();
+  }
+
+  /**
+   * A leader gave up a term it could not renew in time: the backend is out of reach for our
+   * purpose, unless its owner closed it.
+   */
+  gaveUpOnLease(): void {
+    if (!isClosed(this.lastFailure)) this.states.gaveUp();
+  }
+
+  /** The refusal the last call failed with, if it was one (a `health()` problem). */
+  refusal(): ConclaveError | null {
+    return this.failures > 0 && isRefusal(this.lastFailure) ? this.lastFailure : null;
+  }
+
+  private unavailable(message: string): ConclaveError {
+    const { election, backend } = this.setup;
+    return new ConclaveError('BACKEND_UNAVAILABLE', message, { election, backend: backend.kind });
+  }
+}
+
+/** A backend closed by its owner: calls fail, but nothing is out of reach. */
+function isClosed(err: unknown): boolean {
+  return err instanceof ConclaveError && err.code === 'CLOSED';
+}
+
+/** A call the backend answered with a refusal (see MIGRATION_CONFLICT in errors.ts). */
+function isRefusal(err: unknown): err is ConclaveError {
+  return err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT';
+}

@@ -1,0 +1,53 @@
+import type { Term } from './elector-standing';
+import type { ElectorHealth, Role } from './elector-types';
+
+/** What `health()` judges from: a plain snapshot of one Elector at `nowMs`. */
+export interface HealthSnapshot {
+  nowMs: number;
+  role: Role;
+  term: Term | null;
+  candidateId: string;
+  leaseMs: number;
+  /** Failed calls since the last one that succeeded, and when that was. */
+  failures: number;
+  lastContactAt: number;
+  /** The refusal the last call failed with, if it was one. */
+  refusal: Error | null;
+  /** Another instance with our candidate id that leads, if one does. */
+  duplicateLeader: string | null;
+}
+
+/**
+ * For liveness probes (like client-go's HealthzAdaptor): not ok when the Elector believes it
+ * leads past its deadline (its timers are starved: the event loop is stuck), while another
+ * instance with its candidate id leads, when the backend refuses it, or when the backend has not
+ * answered for longer than a lease.
+ */
+export function judgeHealth(s: HealthSnapshot): ElectorHealth {
+  const { nowMs: now, role, term } = s;
+  const base = {
+    role,
+    // Whole ms, rounded down: never more time than is left.
+    leaseRemainingMs: role === 'leader' && term ? Math.max(0, Math.floor(term.deadline - now)) : null,
+    termLeaseMs: role === 'leader' && term ? term.leaseMs : null,
+    renewEveryMs: role === 'leader' && term ? term.renewEveryMs : null,
+    consecutiveFailures: s.failures,
+  };
+  if (role === 'leader' && term && now >= term.deadline) {
+    return { ...base, ok: false, problem: 'leader past its lease deadline without renewing' };
+  }
+  if (s.duplicateLeader !== null && role === 'follower') {
+    return {
+      ...base,
+      ok: false,
+      problem: `duplicate candidate id: another Elector with candidate id ${JSON.stringify(s.candidateId)} leads`,
+    };
+  }
+  if (s.refusal !== null) {
+    return { ...base, ok: false, problem: s.refusal.message };
+  }
+  if ((role === 'leader' || role === 'follower') && s.failures > 0 && now - s.lastContactAt > s.leaseMs) {
+    return { ...base, ok: false, problem: `backend unreachable for more than a lease (${s.failures} failed calls)` };
+  }
+  return { ...base, ok: true };
+}
