@@ -12,6 +12,8 @@ export interface BackendResult {
   /** The server's own name and version (older files have none). */
   serverVersion?: string;
   counters: string;
+  /** The target for an idle follower's traffic, from the backend's kit (none: not targeted; older files have none). */
+  followerTarget?: { maxPerSec: number; target: string };
   graceful?: HandoverResult;
   crash?: HandoverResult;
   frozen?: FrozenResult;

@@ -112,7 +112,15 @@ async function runBackend(kind: SystemKind, args: Args, p: RunPlan, s: BenchSett
   const target: BenchTarget = isPeer(kind) ? await startPeerTarget(kind, s.leaseMs) : await startTarget(kind, s.leaseMs);
   const serverVersion = await bounded(target.version(), 10_000, 'server version').catch((err: unknown) => `unknown (${(err as Error).message})`);
   s.log(`  server: ${target.description}, ${serverVersion}`);
-  const r: BackendResult = { kind, server: target.description, serverVersion, counters: target.counterName, errors: [], wallMs: 0 };
+  const r: BackendResult = {
+    kind,
+    server: target.description,
+    serverVersion,
+    counters: target.counterName,
+    ...(target.followerAllowance ? { followerTarget: { ...target.followerAllowance } } : {}),
+    errors: [],
+    wallMs: 0,
+  };
   const step = async (name: Scenario, fn: () => Promise<void>) => {
     if (!args.only.includes(name)) return;
     s.log(`  ${name}…`);

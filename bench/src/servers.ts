@@ -11,6 +11,7 @@ import {
   type BackendKit,
   type BenchServer,
   type CandidateConfig,
+  type FollowerAllowance,
 } from '@conclave/test-harness/tools';
 import { BENCH_KIT_MODULES } from './bench-kits';
 import type { PeerKind } from './peers/peer-kinds';
@@ -37,6 +38,8 @@ export interface BenchTarget extends BenchServer {
    * Elector's safety margin; peers report the server's lease as is).
    */
   leaseMarginMs: number;
+  /** The target for an idle follower's traffic, where its backend sets one (peers: none). */
+  followerAllowance?: FollowerAllowance;
 }
 
 export type ServerTarget = Omit<BenchTarget, 'startCandidate' | 'leaseMarginMs'>;
@@ -58,6 +61,7 @@ export async function startTarget(kind: BackendKind, leaseMs: number): Promise<B
     // lease asked for (ZooKeeper: the server's lease is the session, the Elector gets 2/3 of it):
     // the rest is added back too.
     leaseMarginMs: Math.max(50, Math.ceil(leaseMs * 0.02)) + (leaseMs - (kit.grantedLeaseMs?.(leaseMs) ?? leaseMs)),
+    ...(kit.followerAllowance ? { followerAllowance: kit.followerAllowance(leaseMs) } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ export type {
 export { freezeProcess } from './servers/freeze-process';
 // What a backend package's kit implements (its `testing` entry), and how the harness finds one.
 export { isBackendKit } from './kits/backend-kit';
-export type { BackendKit } from './kits/backend-kit';
+export type { BackendKit, FollowerAllowance } from './kits/backend-kit';
 export type { BenchServer, ServerCounters } from './kits/bench-server';
 export { loadBackendKit, kitLabel, kitModuleName, resolveBackendKit } from './kits/load-backend-kit';
 export { FAULT_TOPOLOGIES, RECOVERY_SLACK_MS } from './soak/fault-environment';

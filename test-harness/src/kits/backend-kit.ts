@@ -37,6 +37,20 @@ export interface BackendKit {
    * Default `leaseMs`.
    */
   grantedLeaseMs?(leaseMs: number): number;
+  /**
+   * Bench: what an idle follower of one election may send per second without polling (a session's
+   * keep-alive, say), for leases of `leaseMs`. Absent where followers poll by design: the bench
+   * then sets no target for them.
+   */
+  followerAllowance?(leaseMs: number): FollowerAllowance;
+}
+
+/** The bench's target for an idle follower's traffic (see `BackendKit.followerAllowance`). */
+export interface FollowerAllowance {
+  /** Round trips per second at most. */
+  readonly maxPerSec: number;
+  /** The target as the results state it. */
+  readonly target: string;
 }
 
 /** Whether `value` looks like a kit (what `loadBackendKit` looks for among a module's exports). */

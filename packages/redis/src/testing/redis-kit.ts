@@ -9,4 +9,7 @@ export const redisKit: BackendKit = {
   topologies: ['single', 'no-persistence', 'quorum', 'duplicate-id'],
   startFaultEnvironment: startRedisFaultEnvironment,
   startBenchServer: () => startRedisBenchServer(),
+  // Followers wait on pub/sub and the lease's end: none of their traffic is periodic (the margin
+  // covers one re-read in a window).
+  followerAllowance: () => ({ maxPerSec: 0.05, target: 'no polling' }),
 };

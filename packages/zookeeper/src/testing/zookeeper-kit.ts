@@ -12,4 +12,10 @@ export const zookeeperKit: BackendKit = {
   // The server's lease is the session (as long as the lease by default, ended that long after
   // the last contact), while the backend grants the Elector 2/3 of it (see the package README).
   grantedLeaseMs: (leaseMs) => Math.floor((leaseMs * 2) / 3),
+  followerAllowance: (leaseMs) => {
+    // A ZooKeeper client pings when its connection is idle (node-zookeeper-client: a third of the
+    // session timeout; the backend raises it to 45 %, see zookeeper-session.ts): keep-alive, not polling.
+    const pings = 3000 / leaseMs;
+    return { maxPerSec: pings * 1.15, target: `no polling (session keep-alive pings ≈ ${pings}/s allowed)` };
+  },
 };
