@@ -112,7 +112,8 @@ export class ZookeeperBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
     throwIfGivenUp(signal, 'campaign', KIND, election);
-    this.session.adoptLease(leaseMs, this.candidacies.idle(), election);
+    // `idle` scans every candidacy: asked only when the session may be replaced (once per backend).
+    this.session.adoptLease(leaseMs, () => this.candidacies.idle(), election);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {

@@ -142,14 +142,15 @@ export class ZookeeperSession {
    * leader's node goes when the session expires, a session timeout after the server last heard
    * from it. So, unless the user chose a timeout, the first campaign's lease becomes the session
    * timeout, and a session opened earlier for reads (with the read-only default) is replaced, if
-   * `idle` (no candidacy of this backend lives on it). A lease shorter than the session (another
-   * election of this backend, a timeout set by hand, a client passed in) is honoured as the
-   * grant allows, but a crash is noticed only at the session's end: that is warned about, once.
+   * `idle()` (no candidacy of this backend lives on it; asked only then: it scans them all). A
+   * lease shorter than the session (another election of this backend, a timeout set by hand, a
+   * client passed in) is honoured as the grant allows, but a crash is noticed only at the
+   * session's end: that is warned about, once.
    */
-  adoptLease(leaseMs: number, idle: boolean, election: string): void {
+  adoptLease(leaseMs: number, idle: () => boolean, election: string): void {
     if (this.options.mode === 'connect' && this.options.sessionTimeoutMs === null && this.leaseTimeoutMs === null) {
       this.leaseTimeoutMs = leaseMs;
-      if (this.client && idle) this.replaceClient();
+      if (this.client && idle()) this.replaceClient();
       return;
     }
     const sessionMs = this.options.mode === 'connect' ? this.askedTimeoutMs() : this.timeoutMs();
