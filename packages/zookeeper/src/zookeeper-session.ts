@@ -191,7 +191,16 @@ export class ZookeeperSession {
         // Drop the connection only if it went silent: sent, and nothing at all came back since.
         // A server that answers other requests is busy, not gone; dropping its connection would
         // fail every request in flight and make a loaded server (many elections) busier still.
-        if (sentAt !== null && this.lastReplyAt <= sentAt) this.kick(handle);
+        // Looked at on the next turn: a timer that fires late, after the event loop was busy for
+        // a while, runs before the I/O callbacks of that loop iteration, i.e. before the answers
+        // already waiting on the socket are read; setImmediate runs after them (Node's event
+        // loop guide: timers, then poll, then check).
+        if (sentAt !== null) {
+          const sent = sentAt;
+          setImmediate(() => {
+            if (this.lastReplyAt <= sent) this.kick(handle);
+          });
+        }
         reject(new RequestTimeoutError(what));
       }, Math.max(1, until - performance.now()));
       const done: Callback<T> = (error, value) => {
