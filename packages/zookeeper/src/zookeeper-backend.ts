@@ -31,6 +31,7 @@ import { Candidacies, candidacyKey, forgetNode } from './zookeeper-candidacy';
 import { CandidateTurns } from './zookeeper-turns';
 import { CandidateWatchers } from './zookeeper-watchers';
 import { Campaigner } from './zookeeper-campaign';
+import { CampaignSlots } from './zookeeper-campaign-slots';
 import { RenewalBatcher } from './zookeeper-renewals';
 import { ElectionAdmin } from './zookeeper-admin';
 
@@ -70,6 +71,7 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly floor: TokenFloor;
   private readonly candidacies: Candidacies;
   private readonly turns = new CandidateTurns();
+  private readonly slots = new CampaignSlots();
   private readonly watchers = new CandidateWatchers();
   private readonly campaigner: Campaigner;
   private readonly renewals: RenewalBatcher;
@@ -121,7 +123,15 @@ export class ZookeeperBackend implements ElectionBackend {
         candidacyKey(election, candidateId),
         until,
         'campaign',
-        () => this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
+        async () => {
+          // Its turn first (no request is sent waiting for it), then a slot (see CampaignSlots).
+          const free = await this.slots.acquire(election, until, signal);
+          try {
+            return await this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value, signal);
+          } finally {
+            free();
+          }
+        },
         signal,
       );
     } catch (err) {

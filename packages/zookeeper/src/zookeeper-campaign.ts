@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { CampaignResult } from '@conclave/core';
+import { ConclaveError, type CampaignResult } from '@conclave/core';
 import { offsetOf, withOffset } from './zookeeper-nodes';
 import { adopt, forgetNode, type Candidacies, type Candidacy } from './zookeeper-candidacy';
 import type { Fences } from './zookeeper-fences';
@@ -29,12 +29,17 @@ export class Campaigner {
     calledAt: number,
     until: number,
     value: string | undefined,
+    signal?: AbortSignal,
   ): Promise<CampaignResult> {
     const session = this.queue.session;
     const c = this.candidacies.open(election, candidateId);
     // Recorded on the node when it is created; a node already there keeps the value it has.
     c.value = value;
     for (let round = 0; round < MAX_ROUNDS; round++) {
+      // A caller that gave up will not use the answer: send no further round (the SPI's rule for
+      // calls the core gives up on, backend.ts). What the earlier rounds did stays, as after a
+      // request that timed out: the next campaign finds the node by its guid.
+      if (signal?.aborted) throw gaveUpMidway(election, signal);
       const handle = session.current();
       if (c.node && !session.isCurrent(c.node.handle)) forgetNode(c);
       const queue = await this.queue.list(handle, election, until, true);
@@ -216,4 +221,13 @@ export class Campaigner {
       leaseMs: Math.max(1, this.queue.grant(handle, leaseMs, c.maxLeaseMs) - Math.ceil(confirmAt - calledAt)),
     };
   }
+}
+
+/** A campaign whose caller gave up between two of its rounds (the later ones were not sent). */
+function gaveUpMidway(election: string, signal: AbortSignal): ConclaveError {
+  return new ConclaveError('BACKEND_UNAVAILABLE', 'campaign stopped: the caller gave up on it', {
+    backend: 'zookeeper',
+    election,
+    cause: signal.reason,
+  });
 }
