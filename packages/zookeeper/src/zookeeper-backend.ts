@@ -46,8 +46,8 @@ const KIND = 'zookeeper';
  *   of the token floor its term started with (see `raiseTokenFloor`; 0 unless raised).
  * - Lease: a leader's node lives as long as its session, so a lease is granted for at most two
  *   thirds of the negotiated session timeout, counted from when the request was sent; `renew` is
- *   one `multi` of `check` ops (one round trip for all elections renewed in the same turn) that
- *   proves the session is alive and the node still there.
+ *   a `multi` of `check` ops (one round trip for all elections renewed in the same turn, in
+ *   batches of `RENEWALS_PER_MULTI`) that proves the session is alive and the node still there.
  * - Push is reliable: a candidate's watch fires when its predecessor or its own node goes, and on
  *   every session event.
  */
