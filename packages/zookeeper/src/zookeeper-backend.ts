@@ -129,7 +129,7 @@ export class ZookeeperBackend implements ElectionBackend {
           try {
             return await this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value, signal);
           } finally {
-            free();
+            free(signal?.aborted === true);
           }
         },
         signal,

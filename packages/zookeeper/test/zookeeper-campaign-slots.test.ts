@@ -47,4 +47,28 @@ describe('CampaignSlots', () => {
     await slots.acquire('e', later());
     await expect(slots.acquire('e', performance.now() + 20)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
   });
+
+  test('a campaign that ends after its caller gave up halves the bound; campaigns in time raise it again', async () => {
+    const slots = new CampaignSlots(16);
+    const frees = await Promise.all(Array.from({ length: 16 }, () => slots.acquire('e', later())));
+    let admitted = 0;
+    const waiters = Array.from({ length: 4 }, () => slots.acquire('e', later()).then((free) => (admitted++, free)));
+    frees[0]!(true);
+    expect(slots.bound()).toBe(8);
+    // 15 still run, above the bound: a freed slot is handed on only once no more than 8 run.
+    for (let i = 1; i <= 7; i++) frees[i]!();
+    await new Promise((r) => setImmediate(r));
+    expect(admitted).toBe(0);
+    frees[8]!();
+    await new Promise((r) => setImmediate(r));
+    expect(admitted).toBe(1);
+    for (let i = 9; i < 16; i++) frees[i]!();
+    const more = await Promise.all(waiters);
+    expect(admitted).toBe(4);
+    more.forEach((free) => free());
+    expect(slots.bound()).toBeGreaterThanOrEqual(8);
+    // Never below its floor, and never above `most`.
+    for (let i = 0; i < 200; i++) (await slots.acquire('e', later()))();
+    expect(slots.bound()).toBe(16);
+  });
 });
