@@ -31,6 +31,7 @@ import { Candidacies, candidacyKey, forgetNode } from './zookeeper-candidacy';
 import { CandidateTurns } from './zookeeper-turns';
 import { CandidateWatchers } from './zookeeper-watchers';
 import { Campaigner } from './zookeeper-campaign';
+import { CampaignSlots } from './zookeeper-campaign-slots';
 import { RenewalBatcher } from './zookeeper-renewals';
 import { ElectionAdmin } from './zookeeper-admin';
 
@@ -45,8 +46,8 @@ const KIND = 'zookeeper';
  *   of the token floor its term started with (see `raiseTokenFloor`; 0 unless raised).
  * - Lease: a leader's node lives as long as its session, so a lease is granted for at most two
  *   thirds of the negotiated session timeout, counted from when the request was sent; `renew` is
- *   one `multi` of `check` ops (one round trip for all elections renewed in the same turn) that
- *   proves the session is alive and the node still there.
+ *   a `multi` of `check` ops (one round trip for all elections renewed in the same turn, in
+ *   batches of `RENEWALS_PER_MULTI`) that proves the session is alive and the node still there.
  * - Push is reliable: a candidate's watch fires when its predecessor or its own node goes, and on
  *   every session event.
  */
@@ -70,6 +71,7 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly floor: TokenFloor;
   private readonly candidacies: Candidacies;
   private readonly turns = new CandidateTurns();
+  private readonly slots = new CampaignSlots();
   private readonly watchers = new CandidateWatchers();
   private readonly campaigner: Campaigner;
   private readonly renewals: RenewalBatcher;
@@ -112,7 +114,8 @@ export class ZookeeperBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
     throwIfGivenUp(signal, 'campaign', KIND, election);
-    this.session.adoptLease(leaseMs, this.candidacies.idle(), election);
+    // `idle` scans every candidacy: asked only when the session may be replaced (once per backend).
+    this.session.adoptLease(leaseMs, () => this.candidacies.idle(), election);
     const sentAt = performance.now();
     const until = sentAt + this.requestTimeoutMs;
     try {
@@ -120,7 +123,15 @@ export class ZookeeperBackend implements ElectionBackend {
         candidacyKey(election, candidateId),
         until,
         'campaign',
-        () => this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value),
+        async () => {
+          // Its turn first (no request is sent waiting for it), then a slot (see CampaignSlots).
+          const free = await this.slots.acquire(election, until, signal);
+          try {
+            return await this.campaigner.rounds(election, candidateId, leaseMs, sentAt, until, value, signal);
+          } finally {
+            free(signal?.aborted === true);
+          }
+        },
         signal,
       );
     } catch (err) {

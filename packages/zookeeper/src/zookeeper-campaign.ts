@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { CampaignResult } from '@conclave/core';
+import { ConclaveError, type CampaignResult } from '@conclave/core';
 import { offsetOf, withOffset } from './zookeeper-nodes';
 import { adopt, forgetNode, type Candidacies, type Candidacy } from './zookeeper-candidacy';
 import type { Fences } from './zookeeper-fences';
-import { MAX_ROUNDS, czxid, queueKeptChanging, termToken, type ElectionQueue } from './zookeeper-queue';
+import { MAX_ROUNDS, czxid, queueKeptChanging, termToken, type CandidateQueue, type ElectionQueue } from './zookeeper-queue';
 import type { Floor, TokenFloor } from './zookeeper-token-floor';
 import type { SessionHandle } from './zookeeper-session';
 
@@ -29,12 +29,17 @@ export class Campaigner {
     calledAt: number,
     until: number,
     value: string | undefined,
+    signal?: AbortSignal,
   ): Promise<CampaignResult> {
     const session = this.queue.session;
     const c = this.candidacies.open(election, candidateId);
     // Recorded on the node when it is created; a node already there keeps the value it has.
     c.value = value;
     for (let round = 0; round < MAX_ROUNDS; round++) {
+      // A caller that gave up will not use the answer: send no further round (the SPI's rule for
+      // calls the core gives up on, backend.ts). What the earlier rounds did stays, as after a
+      // request that timed out: the next campaign finds the node by its guid.
+      if (signal?.aborted) throw gaveUpMidway(election, signal);
       const handle = session.current();
       if (c.node && !session.isCurrent(c.node.handle)) forgetNode(c);
       const queue = await this.queue.list(handle, election, until, true);
@@ -63,14 +68,9 @@ export class Campaigner {
         // Fast path (a follower whose predecessor, the head, went): the list just read puts our
         // node first, and our own read in this session already checked its ephemeralOwner
         // and czxid (its watch is still armed). Only the quorum can tell that it is still there.
-        const [fences, floor] = await Promise.all([
-          this.fences.check(handle, election, queue.fences, until),
-          this.floor.read(handle, election, queue.electionVersion, until),
-        ]);
-        if (fences.waitMs > 0) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: fences.waitMs };
-        const lease = await this.confirmHead(handle, c, election, leaseMs, calledAt, until, fences.paths, floor);
-        if (lease === null) continue;
-        return { role: 'leader', token: lease.token, leaseMs: lease.leaseMs };
+        const result = await this.leadIfConfirmed(handle, c, election, queue, leaseMs, calledAt, until);
+        if (result === null) continue;
+        return result;
       }
       // Any other node of this candidate in our session is a stray (a create whose answer was
       // lost, or one made by a call its caller had given up on): it would hold a place in the
@@ -88,14 +88,9 @@ export class Campaigner {
         }
         adopt(c, mine.name, minePath, own, handle);
         c.ownWatched = true;
-        const [fences, floor] = await Promise.all([
-          this.fences.check(handle, election, queue.fences, until),
-          this.floor.read(handle, election, queue.electionVersion, until),
-        ]);
-        if (fences.waitMs > 0) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: fences.waitMs };
-        const lease = await this.confirmHead(handle, c, election, leaseMs, calledAt, until, fences.paths, floor);
-        if (lease === null) continue;
-        return { role: 'leader', token: lease.token, leaseMs: lease.leaseMs };
+        const result = await this.leadIfConfirmed(handle, c, election, queue, leaseMs, calledAt, until);
+        if (result === null) continue;
+        return result;
       }
       const leader = queue[0]!;
       const predecessor = queue[index - 1]!;
@@ -120,6 +115,29 @@ export class Campaigner {
       };
     }
     throw queueKeptChanging(election);
+  }
+
+  /**
+   * Our node heads `queue`: waits out the fences of the heads an admin removed (answering
+   * "follower" meanwhile), else confirms the head (see `confirmHead`). `null` when the round must
+   * look again.
+   */
+  private async leadIfConfirmed(
+    handle: SessionHandle,
+    c: Candidacy,
+    election: string,
+    queue: CandidateQueue,
+    leaseMs: number,
+    calledAt: number,
+    until: number,
+  ): Promise<CampaignResult | null> {
+    const [fences, floor] = await Promise.all([
+      this.fences.check(handle, election, queue.fences, until),
+      this.floor.read(handle, election, queue.electionVersion, until),
+    ]);
+    if (fences.waitMs > 0) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: fences.waitMs };
+    const lease = await this.confirmHead(handle, c, election, leaseMs, calledAt, until, fences.paths, floor);
+    return lease === null ? null : { role: 'leader', token: lease.token, leaseMs: lease.leaseMs };
   }
 
   /**
@@ -203,4 +221,13 @@ export class Campaigner {
       leaseMs: Math.max(1, this.queue.grant(handle, leaseMs, c.maxLeaseMs) - Math.ceil(confirmAt - calledAt)),
     };
   }
+}
+
+/** A campaign whose caller gave up between two of its rounds (the later ones were not sent). */
+function gaveUpMidway(election: string, signal: AbortSignal): ConclaveError {
+  return new ConclaveError('BACKEND_UNAVAILABLE', 'campaign stopped: the caller gave up on it', {
+    backend: 'zookeeper',
+    election,
+    cause: signal.reason,
+  });
 }

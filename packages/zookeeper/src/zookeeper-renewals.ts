@@ -12,12 +12,22 @@ export interface RenewItem {
   until: number;
 }
 
+/**
+ * Most `check` ops in one renewal `multi`. A multi is a transaction the server keeps whole in its
+ * in-memory list of the last committed requests (the last 500 by default: `commitLogCount` in the
+ * ZooKeeper Administrator's Guide), so that list's size grows with the batch. With thousands of
+ * leaders in one process, batches of hundreds filled the heap of a small server (128 MB) with
+ * renewals alone, and its garbage collector stalled it until every lease ran out. Batches of 50
+ * keep that list small and still go out together, in the same turn (one round trip of latency).
+ */
+export const RENEWALS_PER_MULTI = 50;
+
 /** Whether leaders' nodes are still there, checked for every renewal of one turn at once. */
 export class RenewalBatcher {
   private readonly batcher: TickBatcher<RenewItem, boolean>;
 
   constructor(private readonly queue: ElectionQueue) {
-    this.batcher = new TickBatcher((items) => this.renewBatch(items), 500);
+    this.batcher = new TickBatcher((items) => this.renewBatch(items), RENEWALS_PER_MULTI);
   }
 
   /** Resolves whether `item`'s node is still ours in the live session. */
@@ -26,9 +36,10 @@ export class RenewalBatcher {
   }
 
   /**
-   * Renews every lease asked for in one event-loop turn with one `multi` of `check` ops: a single
-   * round trip that goes through the ensemble's leader, so a stale follower cannot vouch for a
-   * node that is gone. If one check fails, each node is looked at on its own (one more round trip).
+   * Renews every lease asked for in one event-loop turn with `multi`s of `check` ops (at most
+   * `RENEWALS_PER_MULTI` each, all sent at once): a single round trip that goes through the
+   * ensemble's leader, so a stale follower cannot vouch for a node that is gone. If one check of
+   * a multi fails, each node of it is looked at on its own (one more round trip).
    */
   private async renewBatch(items: RenewItem[]): Promise<boolean[]> {
     const results = new Array<boolean>(items.length).fill(false);

@@ -142,14 +142,15 @@ export class ZookeeperSession {
    * leader's node goes when the session expires, a session timeout after the server last heard
    * from it. So, unless the user chose a timeout, the first campaign's lease becomes the session
    * timeout, and a session opened earlier for reads (with the read-only default) is replaced, if
-   * `idle` (no candidacy of this backend lives on it). A lease shorter than the session (another
-   * election of this backend, a timeout set by hand, a client passed in) is honoured as the
-   * grant allows, but a crash is noticed only at the session's end: that is warned about, once.
+   * `idle()` (no candidacy of this backend lives on it; asked only then: it scans them all). A
+   * lease shorter than the session (another election of this backend, a timeout set by hand, a
+   * client passed in) is honoured as the grant allows, but a crash is noticed only at the
+   * session's end: that is warned about, once.
    */
-  adoptLease(leaseMs: number, idle: boolean, election: string): void {
+  adoptLease(leaseMs: number, idle: () => boolean, election: string): void {
     if (this.options.mode === 'connect' && this.options.sessionTimeoutMs === null && this.leaseTimeoutMs === null) {
       this.leaseTimeoutMs = leaseMs;
-      if (this.client && idle) this.replaceClient();
+      if (this.client && idle()) this.replaceClient();
       return;
     }
     const sessionMs = this.options.mode === 'connect' ? this.askedTimeoutMs() : this.timeoutMs();
@@ -190,7 +191,16 @@ export class ZookeeperSession {
         // Drop the connection only if it went silent: sent, and nothing at all came back since.
         // A server that answers other requests is busy, not gone; dropping its connection would
         // fail every request in flight and make a loaded server (many elections) busier still.
-        if (sentAt !== null && this.lastReplyAt <= sentAt) this.kick(handle);
+        // Looked at on the next turn: a timer that fires late, after the event loop was busy for
+        // a while, runs before the I/O callbacks of that loop iteration, i.e. before the answers
+        // already waiting on the socket are read; setImmediate runs after them (Node's event
+        // loop guide: timers, then poll, then check).
+        if (sentAt !== null) {
+          const sent = sentAt;
+          setImmediate(() => {
+            if (this.lastReplyAt <= sent) this.kick(handle);
+          });
+        }
         reject(new RequestTimeoutError(what));
       }, Math.max(1, until - performance.now()));
       const done: Callback<T> = (error, value) => {

@@ -1,0 +1,145 @@
+import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
+import { givenUpError } from '@conclave/core/internal';
+
+const KIND = 'zookeeper';
+
+/**
+ * How many campaigns one backend runs at once on its session, at most. A campaign is several
+ * round trips one after another, all on one connection that the server answers in order: with
+ * thousands running together (one Elector per election, all started at once) each round trip
+ * waits behind all the others' and no campaign ends before its caller gives up, so none ever
+ * does. With a bound, the campaigns admitted end quickly and the connection stays as busy as it
+ * can be.
+ */
+export const CAMPAIGNS_AT_ONCE = 128;
+/** The bound is never cut below this (see `CampaignSlots`). */
+const FEWEST = 8;
+/** A cut waits this long after the previous one, ms: the campaigns then running were late too. */
+const CUT_EVERY_MS = 1000;
+
+interface Waiter {
+  /** Left (gave up or timed out): skipped when its turn comes. */
+  gone: boolean;
+  /** Hands it the slot of a campaign that ended. */
+  admit: () => void;
+}
+
+/**
+ * Admission for campaigns: at most `limit` run, the others wait without sending anything. The
+ * newest waiter goes first: under overload, the callers that waited longest are the nearest to
+ * giving up, and a campaign abandoned halfway is work the server did for nothing. A waiter whose
+ * caller gives up (`signal`) or whose deadline passes leaves, having sent nothing.
+ *
+ * The bound adapts, as TCP's congestion window does (additive increase, multiplicative
+ * decrease): a campaign that ends after its caller gave up halves it (a slow server or a starved
+ * process makes even `limit` campaigns too many to end in time), one that ends in time raises it
+ * by 1/limit, up to `most`.
+ */
+export class CampaignSlots {
+  private running = 0;
+  private limit: number;
+  private readonly fewest: number;
+  private lastCutAt = -Infinity;
+  /** Newest last; those that left are dropped when reached. */
+  private waiting: Waiter[] = [];
+  /** How many of `waiting` left. */
+  private gone = 0;
+
+  constructor(private readonly most = CAMPAIGNS_AT_ONCE) {
+    this.limit = most;
+    this.fewest = Math.min(FEWEST, most);
+  }
+
+  /** The bound now (see the class comment). */
+  bound(): number {
+    return Math.floor(this.limit);
+  }
+
+  /**
+   * Waits for a slot; resolves with the function that frees it, told whether the campaign ended
+   * after its caller gave up (`late`).
+   */
+  async acquire(election: string, until: number, signal?: AbortSignal): Promise<(late?: boolean) => void> {
+    if (signal?.aborted) throw givenUpError(signal, 'campaign', KIND, election);
+    if (this.running < this.bound()) {
+      this.running++;
+      return this.freer();
+    }
+    await new Promise<void>((resolve, reject) => {
+      const stopWaiting = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', gaveUp);
+      };
+      const leave = () => {
+        stopWaiting();
+        waiter.gone = true;
+        this.left();
+      };
+      const waiter: Waiter = {
+        gone: false,
+        // Already taken off the list by `freer`.
+        admit: () => {
+          stopWaiting();
+          resolve();
+        },
+      };
+      const gaveUp = () => {
+        leave();
+        reject(givenUpError(signal!, 'campaign', KIND, election));
+      };
+      const timer = setTimeout(() => {
+        leave();
+        reject(
+          new ConclaveError('BACKEND_UNAVAILABLE', 'campaign not sent: too many campaigns of this backend were running', {
+            backend: KIND,
+            election,
+          }),
+        );
+      }, Math.max(1, until - performance.now()));
+      signal?.addEventListener('abort', gaveUp, { once: true });
+      this.waiting.push(waiter);
+    });
+    // The slot was handed over by the campaign that freed it (`running` unchanged).
+    return this.freer();
+  }
+
+  private adapt(late: boolean): void {
+    if (!late) {
+      this.limit = Math.min(this.most, this.limit + 1 / this.limit);
+      return;
+    }
+    const now = performance.now();
+    if (now - this.lastCutAt < CUT_EVERY_MS) return;
+    this.lastCutAt = now;
+    this.limit = Math.max(this.fewest, this.limit / 2);
+  }
+
+  /** A waiter left: once most have, drop them (the oldest are reached last, if ever). */
+  private left(): void {
+    if (++this.gone * 2 <= this.waiting.length) return;
+    this.waiting = this.waiting.filter((w) => !w.gone);
+    this.gone = 0;
+  }
+
+  private freer(): (late?: boolean) => void {
+    let freed = false;
+    return (late = false) => {
+      if (freed) return;
+      freed = true;
+      this.adapt(late);
+      if (this.running > this.bound()) {
+        // Cut since: the slot is not handed on.
+        this.running--;
+        return;
+      }
+      let next = this.waiting.pop();
+      while (next?.gone) {
+        this.gone--;
+        next = this.waiting.pop();
+      }
+      if (next) next.admit();
+      else this.running--;
+    };
+  }
+}
