@@ -3,12 +3,14 @@ import { fourLetterWord } from './zookeeper-jvm';
 import { startZookeeperServer } from './zookeeper-server';
 
 const ZOOKEEPER_TICK_MS = 100;
+/** A heap sized for the many-elections scenario's 30 000 nodes and their watches, as a deployment would size it. */
+const ZOOKEEPER_HEAP_MB = 512;
 
 /** The bench's ZooKeeper: a private standalone server (tick 100 ms) on a free port. */
 export async function startZookeeperBenchServer(leaseMs: number): Promise<BenchServer> {
   // The tick the package README advises for 2–3 s leases: sessions expire on tick boundaries,
   // so the tick is what a take-over may add to the lease.
-  const server = await startZookeeperServer({ tickTimeMs: ZOOKEEPER_TICK_MS });
+  const server = await startZookeeperServer({ tickTimeMs: ZOOKEEPER_TICK_MS, heapMb: ZOOKEEPER_HEAP_MB });
   const port = server.port;
   return {
     port,
@@ -16,7 +18,7 @@ export async function startZookeeperBenchServer(leaseMs: number): Promise<BenchS
     // "lease" (a crashed leader's node goes when its session expires).
     url: (p = port) => `zookeeper://127.0.0.1:${p}`,
     counterName: 'packets received (mntr zk_packets_received; includes session pings)',
-    description: `private ZooKeeper (standalone, tickTime ${ZOOKEEPER_TICK_MS} ms) on 127.0.0.1:${port}, no session option (session timeout = leaseMs ${leaseMs})`,
+    description: `private ZooKeeper (standalone, tickTime ${ZOOKEEPER_TICK_MS} ms, heap ${ZOOKEEPER_HEAP_MB} MiB) on 127.0.0.1:${port}, no session option (session timeout = leaseMs ${leaseMs})`,
     async counters() {
       const mntr = await fourLetterWord(port, 'mntr', 5000);
       const ops = Number(/zk_packets_received\s+(\d+)/.exec(mntr)?.[1] ?? NaN);

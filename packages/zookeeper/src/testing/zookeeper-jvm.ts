@@ -8,7 +8,6 @@ import type { ZookeeperServer, ZookeeperServerOptions } from './zookeeper-server
 
 const MAIN_CLASS = 'org.apache.zookeeper.server.quorum.QuorumPeerMain';
 const JVM_FLAGS = [
-  '-Xmx128m',
   '-Xss512k',
   '-XX:+UseSerialGC',
   '-XX:TieredStopAtLevel=1',
@@ -84,6 +83,7 @@ export function resolveOptions(options: ZookeeperServerOptions): Required<Zookee
     minSessionTimeoutMs: options.minSessionTimeoutMs ?? 2 * tickTimeMs,
     maxSessionTimeoutMs: options.maxSessionTimeoutMs ?? 50 * tickTimeMs,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    heapMb: options.heapMb ?? 128,
   };
 }
 
@@ -133,6 +133,7 @@ export class JvmServer implements ZookeeperServer {
     const child = spawn(
       'java',
       [
+        `-Xmx${this.config.options.heapMb}m`,
         ...JVM_FLAGS,
         `-Dzookeeper.log.dir=${this.config.dir}`,
         '-Dzookeeper.jmx.log4j.disable=true',

@@ -17,6 +17,11 @@ export interface ZookeeperServerOptions {
   maxSessionTimeoutMs?: number;
   /** How long to wait for the server to serve, ms. Default 60 000 (JVM start-up is slow on CI). */
   startTimeoutMs?: number;
+  /**
+   * The JVM's largest heap, MiB. Default 128: enough for tests, thin for thousands of elections
+   * (the server keeps every node, watch and recent transaction in memory).
+   */
+  heapMb?: number;
 }
 
 /** One ZooKeeper JVM. */
