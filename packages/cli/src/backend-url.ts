@@ -39,7 +39,7 @@ export function createMigratingBackend(url: string): MigratingBackend {
  * The two URLs of `conclave migrate status`: each a backend URL of a known scheme (`INVALID_URL`
  * otherwise, checked for both before either backend is built: Redis connects at once), not a
  * `migrate:` URL (`INVALID_URL`: the command reads each side itself), and not the same URL twice
- * (`INVALID_OPTIONS`; compared up to the scheme's case, `mariadb:` as `mysql:` and a trailing `/`).
+ * (`INVALID_OPTIONS`; compared up to the scheme's case and aliases, `mariadb:` as `mysql:`, and a trailing `/`).
  */
 export function assertMigrationUrls(fromUrl: string, toUrl: string): void {
   for (const [flag, url] of [['--from', fromUrl], ['--to', toUrl]] as const) {
@@ -53,11 +53,14 @@ export function assertMigrationUrls(fromUrl: string, toUrl: string): void {
 }
 
 function sameUrl(a: string, b: string): boolean {
+  // A scheme is read as its provider's first one, so that aliases (`mariadb:`) compare equal.
   const normal = (url: string) =>
     url
       .trim()
-      .replace(/^([a-z][a-z0-9+.-]*):/i, (scheme) => scheme.toLowerCase())
-      .replace(/^mariadb:/, 'mysql:')
+      .replace(/^([a-z][a-z0-9+.-]*):/i, (scheme) => {
+        const name = scheme.slice(0, -1).toLowerCase();
+        return `${BUILT_IN_PROVIDERS.find((p) => p.schemes.includes(name))?.schemes[0] ?? name}:`;
+      })
       .replace(/\/+$/, '');
   return normal(a) === normal(b);
 }

@@ -1,15 +1,17 @@
 /** What `conclave --help` and `conclave COMMAND --help` print. */
+import { BUILT_IN_PROVIDERS } from './backend-providers';
 import type { CommandName } from './cli-commands';
 
+/** Each registered provider's URL forms: the form, then what it is (on its own line when the form is long). */
+function urlLines(): string {
+  const column = 48;
+  return BUILT_IN_PROVIDERS.flatMap((p) => p.urlForms ?? [])
+    .map(({ form, what }) => (form.length + 4 <= column ? `  ${form.padEnd(column - 2)}${what}` : `  ${form}\n${' '.repeat(column)}${what}`))
+    .join('\n');
+}
+
 const URLS = `Backend URLs (--backend; migrate status: --from, --to):
-  memory:                                       in this process only (tries, demos)
-  mysql://user:pass@host:3306/db[?table=T&connectionLimit=N&ssl=true&sslCa=PATH…]
-                                                MySQL / MariaDB lease row (also mariadb://)
-  redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]
-                                                one Redis master (rediss:// for TLS)
-  redis://h1:6379,h2:6379,h3:6379               Redlock quorum over independent masters
-  zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/P]
-  migrate:<from-only|dual|to-only>?from=<url>&to=<url>   an election moving between backends
+${urlLines()}
 Unknown URL parameters are refused. Percent-encode a password's @ : / % # ?. Messages and logs
 show every password as ***.
 

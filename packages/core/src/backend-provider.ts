@@ -30,6 +30,19 @@ export interface BackendProvider {
   readonly schemes: readonly string[];
   /** A backend for `url` (one of `schemes`), checked whole before any I/O; see the contract above. */
   fromUrl(url: URL | string, context?: BackendProviderContext): ElectionBackend;
+  /**
+   * The URL's forms, for a command's help (`conclave --help` lists every registered provider's):
+   * one entry per shape, the form with its optional parts in brackets, and what it is.
+   */
+  readonly urlForms?: readonly BackendUrlForm[];
+}
+
+/** One shape of a provider's URLs, as a command's help shows it. */
+export interface BackendUrlForm {
+  /** The URL with placeholders, optional parts in brackets: `redis://[user:pass@]host:6379[/db]`. */
+  readonly form: string;
+  /** What it is, in a few words. */
+  readonly what: string;
 }
 
 /** What `createBackend` passes on to a provider. */

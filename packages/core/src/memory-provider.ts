@@ -9,6 +9,7 @@ import { describe as describeValue } from './validation';
 export const memoryProvider: BackendProvider = {
   kind: 'memory',
   schemes: ['memory'],
+  urlForms: [{ form: 'memory:', what: 'in this process only (tries, demos)' }],
   fromUrl(url) {
     const text = providerUrl(memoryProvider, url);
     if (text !== 'memory:' && text !== 'memory://') {

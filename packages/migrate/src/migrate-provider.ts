@@ -11,6 +11,7 @@ import { MIGRATION_PHASES, type MigrationPhase } from './migration-options';
 export const migrateProvider: BackendProvider = {
   kind: 'migrate',
   schemes: ['migrate'],
+  urlForms: [{ form: 'migrate:<from-only|dual|to-only>?from=<url>&to=<url>', what: 'an election moving between backends' }],
   fromUrl(url, context) {
     const text = providerUrl(migrateProvider, url);
     if (!context) {

@@ -8,6 +8,7 @@ import { MysqlBackend } from './mysql-backend';
 export const mysqlProvider: BackendProvider = {
   kind: 'mysql',
   schemes: ['mysql', 'mariadb'],
+  urlForms: [{ form: 'mysql://user:pass@host:3306/db[?table=T&connectionLimit=N&ssl=true&sslCa=PATH…]', what: 'MySQL / MariaDB lease row (also mariadb://)' }],
   fromUrl(url) {
     return new MysqlBackend({ uri: providerUrl(mysqlProvider, url) });
   },

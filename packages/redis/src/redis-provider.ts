@@ -9,6 +9,10 @@ import { RedisBackend } from './redis-backend';
 export const redisProvider: BackendProvider = {
   kind: 'redis',
   schemes: ['redis', 'rediss'],
+  urlForms: [
+    { form: 'redis://[user:pass@]host:6379[/db][?tokenClockFloor=false]', what: 'one Redis master (rediss:// for TLS)' },
+    { form: 'redis://h1:6379,h2:6379,h3:6379', what: 'Redlock quorum over independent masters' },
+  ],
   fromUrl(url) {
     return new RedisBackend({ url: providerUrl(redisProvider, url) });
   },

@@ -13,6 +13,7 @@ export const ZOOKEEPER_URL_PARAMETERS = ['sessionTimeoutMs', 'requestTimeoutMs',
 export const zookeeperProvider: BackendProvider = {
   kind: 'zookeeper',
   schemes: ['zookeeper'],
+  urlForms: [{ form: 'zookeeper://[user:pass@]h1:2181[,h2:2181…][/chroot][?sessionTimeoutMs=N&requestTimeoutMs=N&root=/P]', what: 'ephemeral-sequential nodes' }],
   fromUrl(url) {
     return new ZookeeperBackend(parseZookeeperUrl(providerUrl(zookeeperProvider, url)));
   },
