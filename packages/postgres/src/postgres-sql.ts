@@ -5,8 +5,8 @@
  * Time is the server's `clock_timestamp()`, the wall clock at the moment it is read, not `now()`,
  * which is the start of the current transaction (PostgreSQL docs, "Date/Time Functions", "Current
  * Date/Time"): a statement that waited for a row lock would otherwise judge a lease by a time
- * already past. Where one statement tests a lease and sets it, it reads the clock once per row
- * (the `now` of its input) so every test of that row sees the same instant.
+ * already past. Where one statement tests a lease and sets it, every test and value of a row uses
+ * one reading of the clock, so they all see the same instant.
  *
  * `INSERT … ON CONFLICT DO UPDATE` evaluates every SET expression against the row as it was
  * (the existing row by its alias, the proposed one as `excluded`; PostgreSQL docs, "INSERT"), so
@@ -52,14 +52,21 @@ export function schemaSql(t: string): string {
  * - an instance adopts, same term, a lease forced to its bare candidate id.
  */
 export function campaignSql(t: string): string {
-  const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= excluded.renewed_at)`;
+  // The instant the conflicting rows are judged at: read once, when the first of them is
+  // updated, i.e. after the wait for its row lock (a MATERIALIZED CTE is computed once, on first
+  // use). Later rows of the batch see this same instant, a little early for them: a lease is then
+  // judged live a little longer and granted from a little earlier, never the other way round.
+  const now = `(SELECT now FROM c)`;
+  const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= ${now})`;
   // An instance id is "<candidate> <nonce>" and a candidate id holds no space, so the instance's
   // bare candidate id is the part before the first space.
   const ours = `(${free} OR l.holder = excluded.holder OR l.holder = split_part(excluded.holder, ' ', 1))`;
+  // The lease asked for travels in the proposed row as expires_at - renewed_at.
+  const ends = `${now} + (excluded.expires_at - excluded.renewed_at)`;
   return `WITH r AS (
   SELECT name, holder, lease_ms, value, clock_timestamp() AS now
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS r(name, holder, lease_ms, value)
-)
+), c AS MATERIALIZED (SELECT clock_timestamp() AS now)
 INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions)
 SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1 FROM r
 -- One order of rows in every process: two batches locking overlapping rows in opposite orders
@@ -68,17 +75,20 @@ ORDER BY name
 ON CONFLICT (name) DO UPDATE SET
   term = CASE WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
   transitions = CASE WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
-  term_started_at = CASE WHEN ${free} THEN excluded.renewed_at ELSE l.term_started_at END,
-  renewed_at = CASE WHEN ${ours} THEN excluded.renewed_at ELSE l.renewed_at END,
+  term_started_at = CASE WHEN ${free} THEN ${now} ELSE l.term_started_at END,
+  renewed_at = CASE WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
   holder_value = CASE WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
   holder = CASE WHEN ${ours} THEN excluded.holder ELSE l.holder END,
-  expires_at = CASE WHEN ${ours} THEN excluded.expires_at ELSE l.expires_at END
+  expires_at = CASE WHEN ${ours} THEN ${ends} ELSE l.expires_at END
 RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining_us`;
 }
 
 /**
  * Extends many leases at once (batched renewal): only rows whose holder and term are still the
- * ones asked for and whose lease has not run out. Never creates a row or a lease. Parameters:
+ * ones asked for and whose lease has not run out. Never creates a row or a lease. The clock is
+ * read once, before any row lock is waited for: a row that changed meanwhile is tested again
+ * (holder and term) against its new version, so an earlier instant can only grant a lease from
+ * a little earlier, never extend one that another candidate took. Parameters:
  * names, instance ids, tokens, lease ms. Each request comes back with whether it was renewed
  * and, when not, the row's holder as the statement's snapshot saw it.
  */
