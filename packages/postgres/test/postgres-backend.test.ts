@@ -132,7 +132,7 @@ describe('batching', () => {
     const electors = Array.from({ length: 20 }, () => new Elector({ backend: a, election: uniqueElection('steady'), candidateId: 'A', leaseMs: 900, renewMs: 300 }));
     try {
       await Promise.all(electors.map((el) => el.start()));
-      await eventually(() => electors.every((el) => el.isLeader));
+      await eventually(() => electors.every((el) => el.isLeader), 'all 20 lead');
       statements.length = 0;
       await sleep(1250);
       // 1250 ms at one renewal every 300 ms: 4 or 5 grid slots, one statement each.
@@ -153,19 +153,19 @@ describe('LISTEN/NOTIFY wake-up', () => {
     const t = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 10_000 }));
     let woken = 0;
     const unwatch = b.watch!(e, 'B 1', () => woken++);
-    await eventually(() => b.isWatching!(e, 'B 1'));
+    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
     const before = woken; // the listener wakes everyone once when it starts listening
     const started = Date.now();
     await a.release({ election: e, candidateId: 'A 1', token: t.token });
-    await eventually(() => woken > before, 1_000);
+    await eventually(() => woken > before, 'woken by the release', 1_000);
     expect(Date.now() - started).toBeLessThan(1_000);
     leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 200 }));
     const n = woken;
     await a.clearLeader(e);
-    await eventually(() => woken > n, 1_000);
+    await eventually(() => woken > n, 'woken by the clear', 1_000);
     const m = woken;
     await a.forceLeader(e, 'B', 10_000);
-    await eventually(() => woken > m, 1_000);
+    await eventually(() => woken > m, 'woken by the force', 1_000);
     unwatch();
     expect(b.isWatching!(e, 'B 1')).toBe(false);
   });
@@ -175,18 +175,18 @@ describe('LISTEN/NOTIFY wake-up', () => {
     const e = uniqueElection('relisten');
     let woken = 0;
     b.watch!(e, 'B 1', () => woken++);
-    await eventually(() => b.isWatching!(e, 'B 1'));
+    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
     const channel = wakeChannel(table, null);
     const killed = await withClient(async (c) =>
       (await c.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query = $1', [`LISTEN "${channel}"`])).rows,
     );
     expect(killed.length).toBeGreaterThanOrEqual(1);
     const n = woken;
-    await eventually(() => woken > n && b.isWatching!(e, 'B 1'), 5_000);
+    await eventually(() => woken > n && b.isWatching!(e, 'B 1'), 'listening again', 5_000);
     // And it hears notifications again.
     const m = woken;
     await withClient((c) => c.query('SELECT pg_notify($1, $2)', [channel, e]));
-    await eventually(() => woken > m, 1_000);
+    await eventually(() => woken > m, 'woken by a notification', 1_000);
   });
 });
 
