@@ -132,13 +132,13 @@ describe('batching', () => {
     const electors = Array.from({ length: 20 }, () => new Elector({ backend: a, election: uniqueElection('steady'), candidateId: 'A', leaseMs: 900, renewMs: 300 }));
     try {
       await Promise.all(electors.map((el) => el.start()));
-      await eventually(() => electors.every((el) => el.isLeader), 'all 20 lead');
+      await eventually(() => electors.every((el) => el.isLeader()), 'all 20 lead');
       statements.length = 0;
       await sleep(1250);
       // 1250 ms at one renewal every 300 ms: 4 or 5 grid slots, one statement each.
       expect(statements.length).toBeGreaterThanOrEqual(4);
       expect(statements.length).toBeLessThanOrEqual(5);
-      expect(electors.every((el) => el.isLeader)).toBe(true);
+      expect(electors.every((el) => el.isLeader())).toBe(true);
     } finally {
       await Promise.all(electors.map((el) => el.stop()));
     }
