@@ -96,7 +96,7 @@ export class PostgresBackend implements ElectionBackend {
     this.table = qualified(this.options.table, this.options.schema);
     this.executor = new PostgresExecutor(this.options.source, this.options.queryTimeoutMs, this.options.wakeUp ? 1 : 0);
     this.channel = this.options.wakeUp ? wakeChannel(this.options.table, this.options.schema) : null;
-    this.wake = this.channel === null ? null : new PostgresWakeListener(this.executor, this.channel);
+    this.wake = this.channel === null ? null : new PostgresWakeListener(this.executor, this.channel, this.options.queryTimeoutMs);
     this.capabilities = Object.freeze({ ...PostgresBackend.capabilities, push: this.wake ? 'best-effort' : 'none' });
     const wake = this.wake;
     this.watch = wake ? (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange) : undefined;

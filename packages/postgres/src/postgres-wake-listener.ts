@@ -36,6 +36,7 @@ export class PostgresWakeListener {
   constructor(
     private readonly executor: PostgresExecutor,
     readonly channel: string,
+    private readonly timeoutMs: number,
   ) {}
 
   /** Calls `onChange` on every notification for `election`; returns the function that stops it. */
@@ -90,7 +91,15 @@ export class PostgresWakeListener {
       client.on('notification', this.onNotification);
       client.on('error', onLost);
       client.on('end', onLost);
-      await client.query(`LISTEN "${this.channel}"`);
+      // Bounded like every statement: a frozen server must not keep the listener from retrying.
+      let timer: NodeJS.Timeout | undefined;
+      const listen = client.query(`LISTEN "${this.channel}"`);
+      listen.catch(() => undefined);
+      try {
+        await Promise.race([listen, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('LISTEN timed out')), this.timeoutMs)))]);
+      } finally {
+        clearTimeout(timer);
+      }
       if (this.client !== client) return;
       this.listening = true;
       this.retryMs = RECONNECT_MIN_MS;
