@@ -5,6 +5,7 @@
  */
 export const BENCH_KIT_MODULES: readonly string[] = [
   '@conclave/mysql/testing',
+  '@conclave/postgres/testing',
   '@conclave/redis/testing',
   '@conclave/zookeeper/testing',
 ];

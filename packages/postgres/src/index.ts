@@ -1,0 +1,6 @@
+export { PostgresBackend } from './postgres-backend';
+export { DEFAULT_TABLE, POSTGRES_URI_PARAMETERS, assertIdentifier, parsePostgresUri } from './postgres-options';
+export type { PostgresBackendOptions, PostgresBackendCommonOptions, PostgresSslMode, PostgresUriSettings } from './postgres-options';
+export { qualified, schemaSql } from './postgres-sql';
+export { wakeChannel } from './postgres-wake-listener';
+export { postgresProvider } from './postgres-provider';

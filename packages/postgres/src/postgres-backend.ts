@@ -1,0 +1,353 @@
+import {
+  ConclaveError,
+  assertCandidateId,
+  assertElectionName,
+  assertInstanceId,
+  assertLeaderValue,
+  assertPositiveInteger,
+  candidateOf,
+  forceAfterRevocation,
+  isTombstone,
+  tombstoneGraceMs,
+  tombstoneHolder,
+  tombstoneLookAgainMs,
+  type BackendCapabilities,
+  type CampaignRequest,
+  type CampaignResult,
+  type ElectionBackend,
+  type LeaderInfo,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+  type Revocation,
+} from '@conclave/core';
+import { TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
+import { resolvePostgresOptions, type PostgresBackendOptions, type ResolvedPostgresOptions } from './postgres-options';
+import { PostgresExecutor, closedError, isNoSuchTable, sqlState, toPostgresError } from './postgres-pool';
+import {
+  campaignSql,
+  installSql,
+  leaderSql,
+  qualified,
+  raiseFloorSql,
+  readRowSql,
+  releaseSql,
+  renewSql,
+  revokeSql,
+  schemaSql,
+} from './postgres-sql';
+import { PostgresWakeListener, wakeChannel } from './postgres-wake-listener';
+import { isLive, leaderInfo, toRows } from './postgres-rows';
+
+const KIND = 'postgres';
+
+/** Every field is a column of the lease row. */
+const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
+
+/**
+ * No `watchLeader`: a notification is sent when a term ends (release, force, clear), not when a
+ * campaign starts the next one nor when a lease merely runs out, so an observer would still have
+ * to poll. Observers poll `getLeader`.
+ */
+const LEADER_PUSH = 'none';
+
+/**
+ * Largest batch of one turn: a process campaigns for or renews up to this many elections in one
+ * statement (the values travel as arrays, one bound parameter per column).
+ */
+const MAX_BATCH = 10_000;
+
+/**
+ * Leader election on one PostgreSQL table, one row per election, with leases on the server's
+ * clock, a fencing term, one statement per batch of attempts and of renewals, and LISTEN/NOTIFY
+ * to wake followers. See the package README.
+ */
+export class PostgresBackend implements ElectionBackend {
+  /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
+  static readonly capabilities: BackendCapabilities = Object.freeze({
+    listCandidates: false,
+    push: 'best-effort',
+    leaderPush: LEADER_PUSH,
+    tokenFloor: true,
+    leaderMetadata: LEADER_METADATA,
+  });
+
+  readonly kind = KIND;
+  readonly capabilities: BackendCapabilities;
+  /** The lease table, as SQL (`"table"` or `"schema"."table"`). */
+  readonly table: string;
+  /** Wakes this candidate when the election's lease is released, forced or cleared. Only with `wakeUp`. */
+  readonly watch: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
+  /** True while the listening connection is up and this election is watched. Only with `wakeUp`. */
+  readonly isWatching: ((election: string, candidateId: string) => boolean) | undefined;
+
+  private readonly options: ResolvedPostgresOptions;
+  private readonly executor: PostgresExecutor;
+  private readonly wake: PostgresWakeListener | null;
+  private readonly channel: string | null;
+  private readonly campaigns: TickBatcher<CampaignRequest, CampaignResult>;
+  private readonly renewals: TickBatcher<RenewRequest, RenewResult>;
+  private schemaReady: Promise<void> | null = null;
+  private closed = false;
+
+  /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; does no I/O. */
+  constructor(options: PostgresBackendOptions) {
+    this.options = resolvePostgresOptions(options);
+    this.table = qualified(this.options.table, this.options.schema);
+    this.executor = new PostgresExecutor(this.options.source, this.options.queryTimeoutMs, this.options.wakeUp ? 1 : 0);
+    this.channel = this.options.wakeUp ? wakeChannel(this.options.table, this.options.schema) : null;
+    this.wake = this.channel === null ? null : new PostgresWakeListener(this.executor, this.channel, this.options.queryTimeoutMs);
+    this.capabilities = Object.freeze({ ...PostgresBackend.capabilities, push: this.wake ? 'best-effort' : 'none' });
+    const wake = this.wake;
+    this.watch = wake ? (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange) : undefined;
+    this.isWatching = wake ? (election, candidateId) => !this.closed && wake.isWatching(election, candidateId) : undefined;
+    // Calls made in one event-loop turn (the core runs the Electors due in the same grid slot in
+    // one turn) go to the server as one statement: see flushCampaigns / flushRenewals.
+    this.campaigns = new TickBatcher((requests) => this.flushCampaigns(requests), MAX_BATCH);
+    this.renewals = new TickBatcher((requests) => this.flushRenewals(requests), MAX_BATCH);
+  }
+
+  /** Creates the lease table if it does not exist (the DDL of `sql/schema.sql`). Idempotent; called on first use unless `createSchema: false`. */
+  async ensureSchema(): Promise<void> {
+    this.assertOpen();
+    await this.createTable();
+    this.schemaReady ??= Promise.resolve();
+  }
+
+  private async createTable(election?: string): Promise<void> {
+    try {
+      await this.executor.query(schemaSql(this.table), [], election);
+    } catch (err) {
+      // Two sessions creating the table at once: the loser fails on the catalog's unique index
+      // (23505) or finds the table made (42P07). Either way it is there.
+      const state = sqlState(err);
+      if (state !== '23505' && state !== '42P07') throw toPostgresError(err, election);
+    }
+  }
+
+  async campaign(request: CampaignRequest): Promise<CampaignResult> {
+    const { election, candidateId, leaseMs, value, signal } = request;
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    if (value !== undefined) assertLeaderValue(value, KIND, election);
+    throwIfGivenUp(signal, 'campaign', KIND, election);
+    await this.ready(election);
+    // The schema may have taken a while: a caller that gave up meanwhile is not sent.
+    throwIfGivenUp(signal, 'campaign', KIND, election);
+    return this.campaigns.submit({ election, candidateId, leaseMs, ...(value === undefined ? {} : { value }) });
+  }
+
+  async renew(request: RenewRequest): Promise<RenewResult> {
+    const { election, candidateId, token, leaseMs, signal } = request;
+    this.validate(election, candidateId);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
+      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer', { backend: KIND, election });
+    }
+    throwIfGivenUp(signal, 'renew', KIND, election);
+    await this.ready(election);
+    throwIfGivenUp(signal, 'renew', KIND, election);
+    return this.renewals.submit({ election, candidateId, token, leaseMs });
+  }
+
+  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
+    this.validate(election, candidateId);
+    if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
+      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer or null', { backend: KIND, election });
+    }
+    if (notAbove !== undefined && (!Number.isSafeInteger(notAbove) || notAbove < 0)) {
+      throw new ConclaveError('INVALID_OPTIONS', 'notAbove must be a non-negative integer', { backend: KIND, election });
+    }
+    // A release its caller gave up on before it got a connection is not sent: the lease runs
+    // out on the server, and a late one cannot overtake the campaign that follows it.
+    throwIfGivenUp(signal, 'release', KIND, election);
+    await this.ready(election);
+    // Each call takes its own connection, so a release that reached a stalled server may run
+    // after the campaign that followed it: without a token it ends no term above `notAbove`.
+    if (token != null) await this.run(releaseSql(this.table, 'token'), [election, candidateId, token, this.channel], election, signal);
+    else if (notAbove !== undefined) await this.run(releaseSql(this.table, 'notAbove'), [election, candidateId, notAbove, this.channel], election, signal);
+    else await this.run(releaseSql(this.table, 'any'), [election, candidateId, this.channel], election, signal);
+  }
+
+  async raiseTokenFloor(election: string, token: number): Promise<void> {
+    this.validate(election);
+    if (!Number.isSafeInteger(token) || token < 0) {
+      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: KIND, election });
+    }
+    await this.ready(election);
+    await this.run(raiseFloorSql(this.table), [election, token], election);
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | null> {
+    this.validate(election);
+    await this.ready(election);
+    const [row] = await this.run(leaderSql(this.table), [election], election);
+    return row ? leaderInfo(row) : null;
+  }
+
+  /**
+   * Revokes the live lease (a tombstone, see `revokeSql`), waits until it has ended on the
+   * server, then installs `candidateId` in a new term (see `forceAfterRevocation`). The tombstone
+   * outlives the lease by `queryTimeoutMs`, the longest this admin's second step can take.
+   */
+  async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
+    this.validate(election);
+    assertCandidateId(candidateId, KIND, election);
+    assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    await this.ready(election);
+    return forceAfterRevocation({
+      kind: KIND,
+      election,
+      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId),
+      install: async () => {
+        const [row] = await this.run(installSql(this.table), [election, candidateId, leaseMs, this.channel], election);
+        return row ? { candidateId, token: Number(row.term) } : null;
+      },
+    });
+  }
+
+  /** Revokes the live lease: a tombstone until the lease's end, so no new term starts before it. */
+  async clearLeader(election: string): Promise<void> {
+    this.validate(election);
+    await this.ready(election);
+    await this.revoke(election, 0, null);
+  }
+
+  private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
+    await this.run(revokeSql(this.table), [election, graceMs, tombstoneHolder(graceMs), this.channel, keepFor], election);
+    const row = toRows(await this.run(readRowSql(this.table), [election], election)).get(election);
+    if (!isLive(row)) return { kind: 'free' };
+    if (isTombstone(row.holder)) {
+      return { kind: 'revoked', waitMs: Math.max(0, Math.ceil(row.remainingUs / 1000) - tombstoneGraceMs(row.holder)) };
+    }
+    if (keepFor !== null && candidateOf(row.holder) === keepFor) return { kind: 'held', leader: { candidateId: keepFor, token: row.term } };
+    // Taken by a candidate between the statements (after another admin's tombstone ended): the
+    // install will refuse, and the next attempt revokes it.
+    return { kind: 'revoked', waitMs: 0 };
+  }
+
+  private watchWith(wake: PostgresWakeListener, election: string, candidateId: string, onChange: () => void): () => void {
+    this.validate(election, candidateId);
+    if (typeof onChange !== 'function') {
+      throw new ConclaveError('INVALID_OPTIONS', 'watch needs a function', { backend: KIND, election });
+    }
+    return wake.watch(election, candidateId, onChange);
+  }
+
+  /** `await using backend = …`: closes the backend when the scope ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** Ends the pool if it was created from `uri` (a pool passed in stays open) and the listening connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.wake?.close();
+    await this.executor.close();
+  }
+
+  // ---- batches ------------------------------------------------------------------------------
+
+  /**
+   * One statement for every campaign of this turn (`campaignSql`), whose RETURNING tells each
+   * candidate whether it holds the lease, its term, and otherwise who does and for how long on
+   * the server's clock. An election asked for twice in one turn (two candidates of one process)
+   * goes in a second statement, after the first.
+   */
+  private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
+    const results = new Map<CampaignRequest, CampaignResult>();
+    for (const round of rounds(requests)) {
+      const rows = toRows(
+        await this.run(
+          campaignSql(this.table),
+          [round.map((r) => r.election), round.map((r) => r.candidateId), round.map((r) => r.leaseMs), round.map((r) => r.value ?? null)],
+          round[0]?.election,
+        ),
+      );
+      for (const r of round) results.set(r, campaignResult(r, rows.get(r.election)));
+    }
+    return requests.map((r) => results.get(r)!);
+  }
+
+  /**
+   * One statement for every renewal of this turn (`renewSql`): `held` means the row still named
+   * this candidate and token, was live, and has been extended.
+   */
+  private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
+    const rows = await this.run(
+      renewSql(this.table),
+      [requests.map((r) => r.election), requests.map((r) => r.candidateId), requests.map((r) => r.token), requests.map((r) => r.leaseMs)],
+      requests[0]?.election,
+    );
+    const byKey = new Map<string, Record<string, unknown>>();
+    for (const row of rows) byKey.set(key(String(row.name), String(row.asked), Number(row.token)), row);
+    return requests.map(({ election, candidateId, token, leaseMs }): RenewResult => {
+      const row = byKey.get(key(election, candidateId, token));
+      if (row?.held === true) return { held: true, leaseMs };
+      const current = row?.current === null || row?.current === undefined ? null : String(row.current);
+      return { held: false, leaderId: current === null || isTombstone(current) || current === candidateId ? null : current };
+    });
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
+  private validate(election: string, ...candidate: [candidateId?: string]): void {
+    assertElectionName(election, KIND);
+    if (candidate.length > 0) assertInstanceId(candidate[0], KIND, election);
+    this.assertOpen(election);
+  }
+
+  private assertOpen(election?: string): void {
+    if (this.closed) throw closedError(election);
+  }
+
+  /** Creates the schema once, on first use (option `createSchema`); a failure is retried next call. */
+  private ready(election: string): Promise<void> {
+    if (!this.options.createSchema) return Promise.resolve();
+    if (!this.schemaReady) {
+      this.schemaReady = this.createTable(election).catch((err: unknown) => {
+        this.schemaReady = null;
+        throw err;
+      });
+    }
+    return this.schemaReady;
+  }
+
+  private async run(sql: string, values: unknown[], election?: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>> {
+    if (this.closed) throw closedError(election);
+    try {
+      return await this.executor.query(sql, values, election, signal);
+    } catch (err) {
+      // The table was dropped behind our back: create it again on the next call.
+      if (isNoSuchTable(err)) this.schemaReady = null;
+      throw toPostgresError(err, election);
+    }
+  }
+}
+
+/** The requests split so that no statement names an election twice, in order. */
+function rounds(requests: CampaignRequest[]): CampaignRequest[][] {
+  const out: Array<{ seen: Set<string>; items: CampaignRequest[] }> = [];
+  for (const r of requests) {
+    let round = out.find((x) => !x.seen.has(r.election));
+    if (!round) out.push((round = { seen: new Set(), items: [] }));
+    round.seen.add(r.election);
+    round.items.push(r);
+  }
+  return out.map((x) => x.items);
+}
+
+function campaignResult({ candidateId, leaseMs }: CampaignRequest, row: ReturnType<ReturnType<typeof toRows>['get']>): CampaignResult {
+  if (isLive(row) && row.holder === candidateId) return { role: 'leader', token: row.term, leaseMs };
+  if (!isLive(row)) return { role: 'follower', leaderId: null, token: null };
+  const remainingMs = Math.ceil(row.remainingUs / 1000);
+  // A revoked lease: nobody leads until it could have ended.
+  if (isTombstone(row.holder)) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(row.holder, remainingMs) };
+  return { role: 'follower', leaderId: row.holder, token: row.term, leaseRemainingMs: remainingMs };
+}
+
+function key(election: string, candidateId: string, token: number): string {
+  return `${election}\0${candidateId}\0${token}`;
+}

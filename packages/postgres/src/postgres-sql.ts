@@ -1,0 +1,196 @@
+/**
+ * Every SQL statement of the PostgreSQL backend, as pure functions of the table's name. Values
+ * are always bound parameters (`$1`, arrays expanded by `unnest`), never SQL text.
+ *
+ * Time is the server's `clock_timestamp()`, the wall clock at the moment it is read, not `now()`,
+ * which is the start of the current transaction (PostgreSQL docs, "Date/Time Functions", "Current
+ * Date/Time"): a statement that waited for a row lock would otherwise judge a lease by a time
+ * already past. Where one statement tests a lease and sets it, every test and value of a row uses
+ * one reading of the clock, so they all see the same instant.
+ *
+ * `INSERT … ON CONFLICT DO UPDATE` evaluates every SET expression against the row as it was
+ * (the existing row by its alias, the proposed one as `excluded`; PostgreSQL docs, "INSERT"), so
+ * unlike MySQL the order of the assignments does not matter.
+ */
+
+/** The table's name as SQL: both parts validated lowercase identifiers (postgres-options.ts), quoted as well. */
+export function qualified(table: string, schema: string | null): string {
+  return schema === null ? `"${table}"` : `"${schema}"."${table}"`;
+}
+
+/** A tombstone (see `tombstoneHolder` in @conclave/core): a holder starting with a space. */
+const TOMB = (h: string) => `left(${h}, 1) = ' '`;
+/** The tombstone's grace, ms; 0 for any other holder (CASE keeps the cast away from candidate ids). */
+const GRACE = (h: string) => `(CASE WHEN ${TOMB(h)} THEN substr(${h}, 2)::bigint ELSE 0 END)`;
+const MS = `interval '1 millisecond'`;
+/** Time left on a lease, µs, on the server's clock. */
+const REMAINING_US = (e: string) => `(extract(epoch FROM (${e} - clock_timestamp())) * 1000000)::bigint`;
+
+/** The same DDL as sql/schema.sql; see there for why each column is what it is. */
+export function schemaSql(t: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${t} (
+  name text COLLATE "C" NOT NULL PRIMARY KEY,
+  holder text COLLATE "C" NULL,
+  term bigint NOT NULL DEFAULT 0,
+  term_floor bigint NOT NULL DEFAULT 0,
+  expires_at timestamptz NULL,
+  holder_value text NULL,
+  term_started_at timestamptz NULL,
+  renewed_at timestamptz NULL,
+  transitions bigint NOT NULL DEFAULT 0
+)`;
+}
+
+/**
+ * Acquire-or-join for many (election, instance) pairs at once, no election twice (ON CONFLICT
+ * cannot touch one row twice in a statement). Parameters: names, instance ids, lease ms,
+ * values (null: none). Every row is written, taken or not, so RETURNING reports each
+ * election's row as it is after this statement, with the lock held: the outcome in one round trip.
+ * - the row is taken only when the lease is free on the server's clock; `term` then goes up by
+ *   one, above `term_floor` when a migration raised it, and the term's start is recorded;
+ * - a live holder campaigning again keeps its term and gets its lease extended;
+ * - an instance adopts, same term, a lease forced to its bare candidate id.
+ */
+export function campaignSql(t: string): string {
+  // The instant the conflicting rows are judged at: read once, when the first of them is
+  // updated, i.e. after the wait for its row lock (a MATERIALIZED CTE is computed once, on first
+  // use). Later rows of the batch see this same instant, a little early for them: a lease is then
+  // judged live a little longer and granted from a little earlier, never the other way round.
+  const now = `(SELECT now FROM c)`;
+  const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= ${now})`;
+  // An instance id is "<candidate> <nonce>" and a candidate id holds no space, so the instance's
+  // bare candidate id is the part before the first space.
+  const ours = `(${free} OR l.holder = excluded.holder OR l.holder = split_part(excluded.holder, ' ', 1))`;
+  // The lease asked for travels in the proposed row as expires_at - renewed_at.
+  const ends = `${now} + (excluded.expires_at - excluded.renewed_at)`;
+  return `WITH r AS (
+  SELECT name, holder, lease_ms, value, clock_timestamp() AS now
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS r(name, holder, lease_ms, value)
+), c AS MATERIALIZED (SELECT clock_timestamp() AS now)
+INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions)
+SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1 FROM r
+-- One order of rows in every process: two batches locking overlapping rows in opposite orders
+-- could deadlock (40P01, reported BACKEND_UNAVAILABLE and retried).
+ORDER BY name
+ON CONFLICT (name) DO UPDATE SET
+  term = CASE WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
+  transitions = CASE WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
+  term_started_at = CASE WHEN ${free} THEN ${now} ELSE l.term_started_at END,
+  renewed_at = CASE WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
+  holder_value = CASE WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
+  holder = CASE WHEN ${ours} THEN excluded.holder ELSE l.holder END,
+  expires_at = CASE WHEN ${ours} THEN ${ends} ELSE l.expires_at END
+RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining_us`;
+}
+
+/**
+ * Extends many leases at once (batched renewal): only rows whose holder and term are still the
+ * ones asked for and whose lease has not run out. Never creates a row or a lease. The clock is
+ * read once, before any row lock is waited for: a row that changed meanwhile is tested again
+ * (holder and term) against its new version, so an earlier instant can only grant a lease from
+ * a little earlier, never extend one that another candidate took. Parameters:
+ * names, instance ids, tokens, lease ms. Each request comes back with whether it was renewed
+ * and, when not, the row's holder as the statement's snapshot saw it.
+ */
+export function renewSql(t: string): string {
+  return `WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS r(name, holder, term, lease_ms)
+), u AS (
+  UPDATE ${t} AS l SET renewed_at = n.now, expires_at = n.now + r.lease_ms * ${MS}
+  FROM r, (SELECT clock_timestamp() AS now) n
+  WHERE l.name = r.name AND l.holder = r.holder AND l.term = r.term AND l.expires_at > n.now
+  RETURNING l.name, l.holder, l.term
+)
+SELECT r.name, r.holder AS asked, r.term AS token, u.name IS NOT NULL AS held,
+  CASE WHEN c.expires_at > clock_timestamp() THEN c.holder END AS current
+FROM r LEFT JOIN u ON u.name = r.name AND u.holder = r.holder AND u.term = r.term
+LEFT JOIN ${t} c ON c.name = r.name`;
+}
+
+/**
+ * Gives the lease up, only if the instance holds it: with a token only that term, without one
+ * but with a bound only a term no greater (parameter 3 is then that bound). The row stays with
+ * its term (a DELETE would restart the tokens at 1). Followers are woken (`pg_notify`, delivered
+ * when the statement commits, so they find the lease free) on `channel`; a null channel wakes
+ * nobody.
+ */
+export function releaseSql(t: string, how: 'any' | 'token' | 'notAbove'): string {
+  const term = how === 'token' ? ' AND term = $3' : how === 'notAbove' ? ' AND term <= $3' : '';
+  const channel = how === 'any' ? '$3' : '$4';
+  return `WITH u AS (
+  UPDATE ${t} SET holder = NULL, expires_at = NULL WHERE name = $1 AND holder = $2${term} RETURNING name
+)
+SELECT name, CASE WHEN ${channel}::text IS NOT NULL THEN pg_notify(${channel}::text, name) END AS notified FROM u`;
+}
+
+/**
+ * Admin revocation (clearLeader, first step of forceLeader): a live lease becomes a tombstone
+ * that keeps its term and lives `$2` ms past the lease's end, so its holder's renewals are
+ * refused and campaigns stay followers until then; a tombstone already there (another admin's)
+ * is made to live `$2` ms past the end of the lease it revoked, if it would not. `$3` is the
+ * tombstone's holder, `$4` the wake-up channel (or null), `$5` a candidate whose lease (bare or
+ * any instance of it) is left alone (or null).
+ */
+export function revokeSql(t: string): string {
+  return `WITH u AS (
+  UPDATE ${t} SET
+    expires_at = CASE WHEN ${TOMB('holder')} THEN expires_at + ($2 - ${GRACE('holder')}) * ${MS} ELSE expires_at + $2 * ${MS} END,
+    holder = $3
+  WHERE name = $1 AND holder IS NOT NULL AND expires_at > clock_timestamp() AND (
+    (NOT ${TOMB('holder')} AND ($5::text IS NULL OR (holder <> $5 AND split_part(holder, ' ', 1) <> $5)))
+    OR (${TOMB('holder')} AND ${GRACE('holder')} < $2))
+  RETURNING name
+)
+SELECT name, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END AS notified FROM u`;
+}
+
+/** The row of one election, with the time left on the server's clock (µs). */
+export function readRowSql(t: string): string {
+  return `SELECT name, holder, term, ${REMAINING_US('expires_at')} AS remaining_us FROM ${t} WHERE name = $1`;
+}
+
+/**
+ * Admin force, second step: `$2` leads in a new term, only if the lease is free or a tombstone
+ * whose revoked lease has ended on the server's clock; answers the new term, or no row. Never a
+ * DELETE + INSERT (the term would restart): the new term is above every earlier one and the
+ * floor. Wakes followers on `$4` (or nobody when null), so the forced candidate adopts at once.
+ */
+export function installSql(t: string): string {
+  const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= excluded.renewed_at)`;
+  const ended = `(${TOMB('l.holder')} AND l.expires_at - ${GRACE('l.holder')} * ${MS} <= excluded.renewed_at)`;
+  return `WITH i AS (
+  INSERT INTO ${t} AS l (name, holder, term, expires_at, term_started_at, renewed_at, transitions)
+  SELECT $1, $2, 1, now + $3 * ${MS}, now, now, 1 FROM (SELECT clock_timestamp() AS now) n
+  ON CONFLICT (name) DO UPDATE SET
+    term = greatest(l.term, l.term_floor) + 1,
+    transitions = l.transitions + 1,
+    term_started_at = excluded.renewed_at,
+    renewed_at = excluded.renewed_at,
+    holder_value = NULL,
+    holder = excluded.holder,
+    expires_at = excluded.expires_at
+  WHERE ${free} OR ${ended}
+  RETURNING l.name, l.term
+)
+SELECT term, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END AS notified FROM i`;
+}
+
+/**
+ * Makes the next term's token greater than `$2` without touching the current term (whose holder
+ * renews by its token): the floor is kept beside the term and applied when the row next changes
+ * hands. Creates the row if the election has none yet.
+ */
+export function raiseFloorSql(t: string): string {
+  return `INSERT INTO ${t} AS l (name, holder, term, term_floor, expires_at) VALUES ($1, NULL, 0, $2, NULL)
+ON CONFLICT (name) DO UPDATE SET term_floor = greatest(l.term_floor, excluded.term_floor)`;
+}
+
+/** A timestamptz as ms since the Unix epoch. */
+const epochMs = (c: string) => `floor(extract(epoch FROM ${c}) * 1000)::bigint`;
+
+/** Who leads, only while the lease is live on the server and not revoked, with the leader metadata. */
+export function leaderSql(t: string): string {
+  return `SELECT holder, term, holder_value, transitions, ${epochMs('term_started_at')} AS since_ms,
+  ${epochMs('renewed_at')} AS renewed_ms, ${epochMs('expires_at')} AS ends_ms
+FROM ${t} WHERE name = $1 AND holder IS NOT NULL AND NOT ${TOMB('holder')} AND expires_at > clock_timestamp()`;
+}

@@ -1,0 +1,233 @@
+import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
+import { Pool, type PoolClient } from 'pg';
+import { Elector, isConclaveError, type CampaignResult } from '@conclave/core';
+import { PostgresBackend, wakeChannel } from '@conclave/postgres';
+import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor, withClient } from './postgres-test-env';
+
+/** PostgreSQL-specific properties; the common contract is conformance.test.ts's. */
+
+const LEASE = 1500;
+const table = uniqueTable('backend');
+const uri = uriFor(table);
+const opened: PostgresBackend[] = [];
+const pools: Pool[] = [];
+
+function backend(extra: Record<string, unknown> = {}): PostgresBackend {
+  const b = new PostgresBackend({ uri, ...extra } as ConstructorParameters<typeof PostgresBackend>[0]);
+  opened.push(b);
+  return b;
+}
+
+/** A user pool whose statements are counted (one per round trip: the backend sends one statement per query). */
+function countingPool(): { pool: Pool; statements: string[] } {
+  const pool = new Pool({ connectionString: BASE_URI, max: 4 });
+  pools.push(pool);
+  const statements: string[] = [];
+  const patched = new WeakSet<PoolClient>();
+  const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+  (pool as unknown as { connect: () => Promise<PoolClient> }).connect = async () => {
+    const client = await connect();
+    if (!patched.has(client)) {
+      patched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        statements.push(String(args[0]));
+        return query(...args);
+      };
+    }
+    return client;
+  };
+  return { pool, statements };
+}
+
+function leader(r: CampaignResult): { token: number } {
+  if (r.role !== 'leader') throw new Error(`expected leader, got ${JSON.stringify(r)}`);
+  return r;
+}
+
+const row = (election: string) =>
+  withClient(async (c) => (await c.query(`SELECT holder, term FROM "${table}" WHERE name = $1`, [election])).rows[0] as { holder: string | null; term: string } | undefined);
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((b) => b.close()));
+});
+
+afterAll(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.end()));
+  await dropTable(table);
+  await withClient((c) => c.query('DROP SCHEMA IF EXISTS conclave_pg_test CASCADE'));
+});
+
+describe('time is the server clock at the moment of the write', () => {
+  test('a campaign that waited on the row lock past the lease end judges the lease after the wait (clock_timestamp, not the statement start)', async () => {
+    const a = backend();
+    const b = backend();
+    const e = uniqueElection('clock');
+    const first = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 400 }));
+    await withClient(async (c) => {
+      await c.query('BEGIN');
+      await c.query(`SELECT * FROM "${table}" WHERE name = $1 FOR UPDATE`, [e]);
+      // B's statement starts while A's lease is live, then waits for the lock until it has ended.
+      const waiting = b.campaign({ election: e, candidateId: 'B 1', leaseMs: LEASE });
+      await sleep(700);
+      await c.query('COMMIT');
+      expect(leader(await waiting).token).toBe(first.token + 1);
+    });
+    const info = await b.getLeader(e);
+    expect(info!.leaseEndsAt! - info!.renewedAt!).toBe(LEASE);
+  });
+});
+
+describe('the term', () => {
+  test('never goes down: clearLeader and release keep it in the row, forceLeader and take-overs go above it', async () => {
+    const a = backend();
+    const e = uniqueElection('term');
+    const t1 = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 300 })).token;
+    await a.clearLeader(e);
+    expect(await row(e)).toMatchObject({ term: String(t1) });
+    expect(await a.renew({ election: e, candidateId: 'A 1', token: t1, leaseMs: 300 })).toMatchObject({ held: false });
+    await sleep(350);
+    const t2 = leader(await a.campaign({ election: e, candidateId: 'B 1', leaseMs: 300 })).token;
+    expect(t2).toBeGreaterThan(t1);
+    const forced = await a.forceLeader(e, 'C', 300);
+    expect(forced.token).toBeGreaterThan(t2);
+    await a.release({ election: e, candidateId: 'B 1', token: t2 }); // a revoked term's release changes nothing
+    expect((await a.getLeader(e))?.token).toBe(forced.token);
+    const t4 = leader(await a.campaign({ election: e, candidateId: 'C 9', leaseMs: 300 })).token;
+    expect(t4).toBe(forced.token); // adopted, same term
+    await a.release({ election: e, candidateId: 'C 9', token: t4 });
+    expect(await row(e)).toEqual({ holder: null, term: String(t4) });
+    expect(leader(await a.campaign({ election: e, candidateId: 'D 1', leaseMs: 300 })).token).toBe(t4 + 1);
+  });
+
+  test('a release without a token ends no term above notAbove', async () => {
+    const a = backend();
+    const e = uniqueElection('notabove');
+    const t = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: LEASE })).token;
+    await a.release({ election: e, candidateId: 'A 1', notAbove: t - 1 });
+    expect((await a.getLeader(e))?.token).toBe(t);
+    await a.release({ election: e, candidateId: 'A 1', notAbove: t });
+    expect(await a.getLeader(e)).toBeNull();
+  });
+});
+
+describe('batching', () => {
+  test('40 campaigns, then 40 renewals, made in one turn cost one statement each', async () => {
+    const { pool, statements } = countingPool();
+    const a = backend({ uri: undefined, pool, table, wakeUp: false });
+    await a.ensureSchema();
+    const names = Array.from({ length: 40 }, () => uniqueElection('rt'));
+    statements.length = 0;
+    const tokens = (await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'A 1', leaseMs: LEASE })))).map((r) => leader(r).token);
+    expect(statements).toHaveLength(1);
+    statements.length = 0;
+    const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'A 1', token: tokens[i]!, leaseMs: LEASE })));
+    expect(renewed.every((r) => r.held)).toBe(true);
+    expect(statements).toHaveLength(1);
+  });
+
+  test('20 Electors leading on one backend renew in one round trip per interval', async () => {
+    const { pool, statements } = countingPool();
+    const a = backend({ uri: undefined, pool, table, wakeUp: false });
+    const electors = Array.from({ length: 20 }, () => new Elector({ backend: a, election: uniqueElection('steady'), candidateId: 'A', leaseMs: 900, renewMs: 300 }));
+    try {
+      await Promise.all(electors.map((el) => el.start()));
+      await eventually(() => electors.every((el) => el.isLeader()), 'all 20 lead');
+      statements.length = 0;
+      await sleep(1250);
+      // 1250 ms at one renewal every 300 ms: 4 or 5 grid slots, one statement each.
+      expect(statements.length).toBeGreaterThanOrEqual(4);
+      expect(statements.length).toBeLessThanOrEqual(5);
+      expect(electors.every((el) => el.isLeader())).toBe(true);
+    } finally {
+      await Promise.all(electors.map((el) => el.stop()));
+    }
+  });
+});
+
+describe('LISTEN/NOTIFY wake-up', () => {
+  test('a release, a clear and a force wake a watching follower at once', async () => {
+    const a = backend();
+    const b = backend();
+    const e = uniqueElection('wake');
+    const t = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 10_000 }));
+    let woken = 0;
+    const unwatch = b.watch!(e, 'B 1', () => woken++);
+    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
+    const before = woken; // the listener wakes everyone once when it starts listening
+    const started = Date.now();
+    await a.release({ election: e, candidateId: 'A 1', token: t.token });
+    await eventually(() => woken > before, 'woken by the release', 1_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 200 }));
+    const n = woken;
+    await a.clearLeader(e);
+    await eventually(() => woken > n, 'woken by the clear', 1_000);
+    const m = woken;
+    await a.forceLeader(e, 'B', 10_000);
+    await eventually(() => woken > m, 'woken by the force', 1_000);
+    unwatch();
+    expect(b.isWatching!(e, 'B 1')).toBe(false);
+  });
+
+  test('a lost listening connection is opened again, LISTENs again and wakes every watcher', async () => {
+    const b = backend();
+    const e = uniqueElection('relisten');
+    let woken = 0;
+    b.watch!(e, 'B 1', () => woken++);
+    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
+    const channel = wakeChannel(table, null);
+    const killed = await withClient(async (c) =>
+      (await c.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query = $1', [`LISTEN "${channel}"`])).rows,
+    );
+    expect(killed.length).toBeGreaterThanOrEqual(1);
+    const n = woken;
+    await eventually(() => woken > n && b.isWatching!(e, 'B 1'), 'listening again', 5_000);
+    // And it hears notifications again.
+    const m = woken;
+    await withClient((c) => c.query('SELECT pg_notify($1, $2)', [channel, e]));
+    await eventually(() => woken > m, 'woken by a notification', 1_000);
+  });
+});
+
+describe('schema and pools', () => {
+  test('concurrent first use creates the table once; a schema option qualifies it; createSchema: false leaves it to the DBA', async () => {
+    const fresh = uniqueTable('fresh');
+    try {
+      const many = Array.from({ length: 4 }, () => backend({ uri: uriFor(fresh) }));
+      await Promise.all(many.map((b) => b.getLeader(uniqueElection())));
+      await many[0]!.ensureSchema(); // idempotent
+    } finally {
+      await dropTable(fresh);
+    }
+    await withClient((c) => c.query('CREATE SCHEMA IF NOT EXISTS conclave_pg_test'));
+    const inSchema = backend({ uri: `${BASE_URI}?table=t_in_schema&schema=conclave_pg_test` });
+    const e = uniqueElection();
+    leader(await inSchema.campaign({ election: e, candidateId: 'A 1', leaseMs: LEASE }));
+    expect(inSchema.table).toBe('"conclave_pg_test"."t_in_schema"');
+    const missing = backend({ uri: uriFor(uniqueTable('missing')), createSchema: false });
+    const err = await missing.getLeader(e).catch((x: unknown) => x);
+    expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+  });
+
+  test('a dropped table comes back on the next call; ids with quotes stay data', async () => {
+    const t = uniqueTable('drop');
+    const a = backend({ uri: uriFor(t) });
+    const e = uniqueElection();
+    leader(await a.campaign({ election: e, candidateId: `x');DROP_TABLE_${t};-- 1`, leaseMs: LEASE }));
+    expect((await a.getLeader(e))?.candidateId).toBe(`x');DROP_TABLE_${t};--`);
+    await dropTable(t);
+    await expect(a.getLeader(e)).rejects.toThrow();
+    expect(await a.getLeader(e)).toBeNull();
+    await dropTable(t);
+  });
+
+  test('a user pool stays open after close()', async () => {
+    const pool = new Pool({ connectionString: BASE_URI, max: 2 });
+    pools.push(pool);
+    const a = backend({ uri: undefined, pool, table });
+    await a.getLeader(uniqueElection());
+    await a.close();
+    expect((await pool.query('SELECT 1 AS one')).rows[0]).toEqual({ one: 1 });
+  });
+});
