@@ -8,6 +8,7 @@ import { PostgresBackend } from './postgres-backend';
 export const postgresProvider: BackendProvider = {
   kind: 'postgres',
   schemes: ['postgres', 'postgresql'],
+  urlForms: [{ form: 'postgres://user:pass@host:5432/db[?table=T&schema=S&connectionLimit=N&sslmode=require]', what: 'PostgreSQL lease row (also postgresql://)' }],
   fromUrl(url) {
     return new PostgresBackend({ uri: providerUrl(postgresProvider, url) });
   },
