@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,7 +11,11 @@ import { join } from 'node:path';
  */
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(ROOT, 'scripts', 'consumer');
-const PACKAGES = ['core', 'mysql', 'redis', 'zookeeper', 'migrate', 'cli'];
+/** Every published package: the workspaces that are not private (the CLI depends on each backend). */
+const PACKAGES = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces
+  .map((dir) => JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; private?: boolean })
+  .filter((p) => !p.private)
+  .map((p) => p.name);
 const FROM_REGISTRY = ['ioredis@latest', 'mysql2@^3', '@opentelemetry/api@^1', '@opentelemetry/sdk-metrics@latest', '@types/node@^20'];
 
 function run(command: string, args: string[], cwd: string, timeout = 120_000): string {
@@ -32,7 +36,7 @@ describe('a consumer of the packed packages', () => {
 
   it('installs, compiles strictly, runs on Redis and MySQL, and its metrics arrive', () => {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    run(npm, ['pack', '--silent', '--pack-destination', dir, ...PACKAGES.flatMap((p) => ['-w', `@conclave/${p}`])], ROOT);
+    run(npm, ['pack', '--silent', '--pack-destination', dir, ...PACKAGES.flatMap((p) => ['-w', p])], ROOT);
     const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
     expect(tarballs).toHaveLength(PACKAGES.length);
 

@@ -53,7 +53,7 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['a stray argument', ['clear', '--backend', REDIS_URL, '--election', election, 'now'], /unexpected argument "now"/],
     ['a non-numeric --lease-ms', ['campaign', '--backend', REDIS_URL, '--election', election, '--lease-ms', '1.5s'], /--lease-ms must be a positive whole number/],
     ['a bad --log-level', ['status', '--backend', REDIS_URL, '--election', election, '--log-level', 'loud'], /--log-level must be one of/],
-    ['an unknown URL scheme', ['status', '--backend', 'postgres://localhost/db', '--election', election], /unknown backend URL/],
+    ['an unknown URL scheme', ['status', '--backend', 'couchdb://localhost/db', '--election', election], /unknown backend URL/],
     ['a URL that is no URL', ['status', '--backend', 'localhost:6379', '--election', election], /unknown backend URL/],
     ['settings on memory:', ['status', '--backend', 'memory://x', '--election', election], /memory backend takes no settings/],
     ['an unknown ZooKeeper URL parameter', ['status', '--backend', 'zookeeper://127.0.0.1:2181?foo=1', '--election', election], /unknown parameter "foo"/],
@@ -76,7 +76,7 @@ describe('conclave usage errors: one line on stderr, exit 2', () => {
     ['migrate status with the same URL twice', ['migrate', 'status', '--from', 'mysql://root@127.0.0.1:1/test', '--to', 'mariadb://root@127.0.0.1:1/test/', '--election', election], /--from and --to name the same backend/],
     ['migrate status with a migration URL as --from', ['migrate', 'status', '--from', 'migrate:dual?from=memory%3A&to=redis%3A%2F%2F127.0.0.1%3A1', '--to', REDIS_URL, '--election', election], /--from must be a plain backend URL/],
     ['migrate status with a migration URL as --to', ['migrate', 'status', '--from', REDIS_URL, '--to', 'MIGRATE:to-only?from=memory%3A&to=redis%3A%2F%2F127.0.0.1%3A1', '--election', election], /--to must be a plain backend URL/],
-    ['migrate status with an unknown URL scheme', ['migrate', 'status', '--from', REDIS_URL, '--to', 'postgres://localhost/db', '--election', election], /unknown backend URL/],
+    ['migrate status with an unknown URL scheme', ['migrate', 'status', '--from', REDIS_URL, '--to', 'couchdb://localhost/db', '--election', election], /unknown backend URL/],
     ['a grace period longer than the lease allows', ['run', '--backend', 'memory:', '--election', election, '--lease-ms', '1500', '--grace-ms', '5000', '--', 'true'], /--grace-ms 5000 is too long/],
   ];
 
@@ -98,7 +98,7 @@ describe('conclave migrate status: passwords never appear', () => {
   });
 
   test('an unknown scheme in --to is reported with the password hidden', async () => {
-    const r = await runConclave(['migrate', 'status', '--from', 'memory:', '--to', 'postgres://app:hunter2-secret@db/x', '--election', uniqueElection()]);
+    const r = await runConclave(['migrate', 'status', '--from', 'memory:', '--to', 'couchdb://app:hunter2-secret@db/x', '--election', uniqueElection()]);
     expect(r.code).toBe(2);
     expect(expectOneErrorLine(r)).not.toContain('hunter2-secret');
     });
