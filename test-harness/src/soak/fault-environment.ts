@@ -104,6 +104,39 @@ export const RECOVERY_SLACK_MS = 2500;
 /** What a kit starts: an environment before the harness adds its kind, topology and single-server shortcuts. */
 export type FaultEnvironmentCore = Omit<FaultEnvironment, 'kind' | 'topology' | 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>;
 
+/** A private database server a launcher started: crash, restart with its data, freeze, stop. */
+export interface DurableServer {
+  readonly port: number;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  pause(): Promise<void> | void;
+  resume(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The environment of one durable server (a restart keeps its data): what a lease-row backend's
+ * kit stages for `single` and `duplicate-id`. `urlFor` gets the port its candidates connect to.
+ */
+export function durableServerEnvironment(server: DurableServer, leaseMs: number, urlFor: (port: number) => string): FaultEnvironmentCore {
+  return {
+    servers: [
+      {
+        index: 0,
+        port: server.port,
+        kill: () => server.kill(),
+        restart: () => server.restart(),
+        pause: () => server.pause(),
+        resume: () => server.resume(),
+      },
+    ],
+    urlFor: (ports) => urlFor(ports[0]!),
+    restartLosesState: false,
+    recoveryMarginMs: leaseMs + RECOVERY_SLACK_MS,
+    close: () => server.stop(),
+  };
+}
+
 function withFirstServer(env: Omit<FaultEnvironment, 'serverPort' | 'killServer' | 'restartServer' | 'pauseServer' | 'resumeServer'>): FaultEnvironment {
   const first = env.servers[0]!;
   return {

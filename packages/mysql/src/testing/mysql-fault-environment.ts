@@ -1,23 +1,7 @@
-import { RECOVERY_SLACK_MS, type FaultEnvironmentCore } from '@conclave/test-harness/tools';
+import { durableServerEnvironment, type FaultEnvironmentCore } from '@conclave/test-harness/tools';
 import { startMariadb } from './mysql-server';
 
 /** The private MariaDB of a fault run (`single`, `duplicate-id`): one server with its own datadir. */
 export async function startMysqlFaultEnvironment(leaseMs: number): Promise<FaultEnvironmentCore> {
-  const server = await startMariadb();
-  return {
-    servers: [
-      {
-        index: 0,
-        port: server.port,
-        kill: () => server.kill(),
-        restart: () => server.restart(),
-        pause: () => server.pause(),
-        resume: () => server.resume(),
-      },
-    ],
-    urlFor: (ports) => `mysql://root@127.0.0.1:${ports[0]}/test`,
-    restartLosesState: false,
-    recoveryMarginMs: leaseMs + RECOVERY_SLACK_MS,
-    close: () => server.stop(),
-  };
+  return durableServerEnvironment(await startMariadb(), leaseMs, (port) => `mysql://root@127.0.0.1:${port}/test`);
 }
