@@ -10,7 +10,7 @@ import { judgeHealth } from './elector-health';
 import { ElectorLifecycle } from './elector-lifecycle';
 import { newStanding, type ElectorSetup, type Standing } from './elector-standing';
 import type { ElectedEvent, ElectorHealth, LeaderTask, LeadershipState, LeaseContext, RevokedEvent } from './elector-types';
-import { newInstanceId } from './instance-id';
+import { instanceIdFor } from './instance-id';
 import { LeaderTasks } from './leader-tasks';
 import { LeaderTerm } from './leader-term';
 import { LeadershipSignals } from './leadership-signals';
@@ -42,8 +42,10 @@ export class Elector {
   readonly election: string;
   readonly candidateId: string;
   /**
-   * What this Elector holds leases under: `candidateId`, a space and a nonce of its own, so that
-   * two processes started with one candidate id never share a term (see instance-id.ts).
+   * What this Elector holds leases under: `candidateId`, a space and a nonce no other Elector of
+   * this election has, so that two processes started with one candidate id never share a term.
+   * This process's Electors of the candidate in other elections share the nonce, so backends can
+   * batch their calls into one statement per holder (see instance-id.ts).
    */
   readonly instanceId: string;
   readonly options: Readonly<ResolvedElectorOptions>;
@@ -75,7 +77,7 @@ export class Elector {
     const { backend, election, candidateId, logger: log } = this.options;
     this.election = election;
     this.candidateId = candidateId;
-    this.instanceId = newInstanceId(candidateId);
+    this.instanceId = instanceIdFor(candidateId, election);
     const setup: ElectorSetup = {
       election,
       candidateId,

@@ -23,7 +23,38 @@ export const MAX_INSTANCE_ID_LENGTH = MAX_CANDIDATE_ID_LENGTH + 1 + 32;
 
 /** A fresh instance id for `candidateId` (already validated). */
 export function newInstanceId(candidateId: string): string {
-  return `${candidateId}${SEPARATOR}${randomBytes(INSTANCE_NONCE_LENGTH / 2).toString('hex')}`;
+  return `${candidateId}${SEPARATOR}${freshNonce()}`;
+}
+
+/**
+ * The nonce this process gives its next Elector of each candidate id, with the elections it has
+ * already been given in. Electors of one candidate in different elections share a nonce, so a
+ * backend that batches one statement per holder sends one for all of them (a process leading
+ * 10 000 elections as one candidate). Within one election a nonce is never given twice: the
+ * candidate's nonce is replaced by a fresh one first, so two Electors of one process, or an
+ * Elector and the one that replaced it, never hold a term under the same identity.
+ */
+const sharedNonces = new Map<string, { nonce: string; elections: Set<string> }>();
+/** A nonce is replaced after this many elections, so the set it keeps stays small. */
+const ELECTIONS_PER_NONCE = 10_000;
+
+function freshNonce(): string {
+  return randomBytes(INSTANCE_NONCE_LENGTH / 2).toString('hex');
+}
+
+/**
+ * The instance id an `Elector` of `candidateId` (already validated) campaigns under in
+ * `election`: unique to that Elector within the election, shared with this process's Electors
+ * of the same candidate in other elections (see `sharedNonces`).
+ */
+export function instanceIdFor(candidateId: string, election: string): string {
+  let shared = sharedNonces.get(candidateId);
+  if (!shared || shared.elections.has(election) || shared.elections.size >= ELECTIONS_PER_NONCE) {
+    shared = { nonce: freshNonce(), elections: new Set() };
+    sharedNonces.set(candidateId, shared);
+  }
+  shared.elections.add(election);
+  return `${candidateId}${SEPARATOR}${shared.nonce}`;
 }
 
 /** The candidate id part of an instance id; a bare candidate id is returned as it is. */
