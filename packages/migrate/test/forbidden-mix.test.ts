@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { checkSplitBrain, delay, waitFor } from '@conclave/test-harness';
 import type { ZookeeperServer } from '@conclave/zookeeper/testing';
-import { LEASE_MS, MixedFleet, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
+import { LEASE_MS, MixedFleet, zookeeperToMysql, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // The mix the rollout must never run: old ZooKeeper-only nodes beside to-only nodes (they share
 // no lease). A to-only candidate starts no term on MySQL while ZooKeeper shows a leader, and the
@@ -29,12 +29,12 @@ afterAll(async () => {
 });
 
 test(`a to-only leader that finds an old ZooKeeper node leading steps down within ${DETECT_BOUND_MS} ms and refuses to lead while it runs`, async () => {
-  const fleet = new MixedFleet(zk);
+  const fleet = new MixedFleet(zookeeperToMysql(zk));
   try {
     const toOnly = await fleet.add('to-only');
     await waitFor(() => toOnly.isLeader(), 'the to-only candidate to lead', 20_000);
     const oldStartedAt = performance.now();
-    const old = await fleet.add('zookeeper');
+    const old = await fleet.add('old');
     await waitFor(() => old.isLeader(), 'the old candidate to lead on ZooKeeper', 20_000);
 
     await waitFor(() => !toOnly.isLeader(), 'the to-only candidate to step down', 20_000, 5);
@@ -62,9 +62,9 @@ test(`a to-only leader that finds an old ZooKeeper node leading steps down withi
 });
 
 test('to-only candidates started beside an old ZooKeeper leader never lead, report the conflict, and lead once it is gone', async () => {
-  const fleet = new MixedFleet(zk);
+  const fleet = new MixedFleet(zookeeperToMysql(zk));
   try {
-    const old = await fleet.add('zookeeper');
+    const old = await fleet.add('old');
     await waitFor(() => old.isLeader(), 'the old candidate to lead on ZooKeeper', 20_000);
     fleet.startSampling();
     const toOnly = [await fleet.add('to-only'), await fleet.add('to-only')];

@@ -38,10 +38,23 @@ export class OwnedBackends {
   }
 }
 
-/** What a process of the fleet runs: an old binary on plain ZooKeeper, or the migrating backend in a phase. */
-export type NodeKind = 'zookeeper' | MigrationPhase;
+/** What a process of the fleet runs: an old binary on the `from` store alone, or the migrating backend in a phase. */
+export type NodeKind = 'old' | MigrationPhase;
 
-/** A fleet of in-process candidates of mixed kinds on one real ZooKeeper and the real MariaDB. */
+/** The two stores of a migration, and how a fleet opens a backend on each. */
+export interface MigrationPair {
+  /** Names an old node's candidate ids (`zookeeper-3`), so histories read well. */
+  readonly oldKind: string;
+  from(): ElectionBackend;
+  to(): ElectionBackend;
+}
+
+/** ZooKeeper (the test's private server) → the machine's MariaDB. */
+export function zookeeperToMysql(zk: ZookeeperServer): MigrationPair {
+  return { oldKind: 'zookeeper', from: () => zookeeperBackend(zk), to: () => new MysqlBackend({ uri: MYSQL_URI }) };
+}
+
+/** A fleet of in-process candidates of mixed kinds on the real servers of a migration pair. */
 export class MixedFleet {
   readonly history = new HistoryRecorder();
   readonly electors: Elector[] = [];
@@ -51,14 +64,13 @@ export class MixedFleet {
   private counter = 0;
 
   constructor(
-    private readonly zk: ZookeeperServer,
+    private readonly pair: MigrationPair,
     readonly election = `migration-${randomBytes(4).toString('hex')}`,
   ) {}
 
   backend(kind: NodeKind): ElectionBackend {
-    const zk = () => zookeeperBackend(this.zk);
-    const mysql = () => new MysqlBackend({ uri: MYSQL_URI });
-    const backend = kind === 'zookeeper' ? zk() : new MigratingBackend({ from: zk(), to: mysql(), phase: kind });
+    const { from, to } = this.pair;
+    const backend = kind === 'old' ? from() : new MigratingBackend({ from: from(), to: to(), phase: kind });
     this.backends.push(backend);
     return backend;
   }
@@ -68,7 +80,7 @@ export class MixedFleet {
     const elector = new Elector({
       backend: this.backend(kind),
       election: this.election,
-      candidateId: `${kind}-${++this.counter}`,
+      candidateId: `${kind === 'old' ? this.pair.oldKind : kind}-${++this.counter}`,
       leaseMs: LEASE_MS,
     });
     this.electors.push(elector);

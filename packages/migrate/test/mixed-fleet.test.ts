@@ -1,6 +1,6 @@
 import { checkSplitBrain } from '@conclave/test-harness';
 import type { ZookeeperServer } from '@conclave/zookeeper/testing';
-import { MixedFleet, seeded, startTestZookeeper, type NodeKind } from './migration-fixtures';
+import { MixedFleet, zookeeperToMysql, seeded, startTestZookeeper, type NodeKind } from './migration-fixtures';
 
 // Every mix of kinds that a rolling ZooKeeper → MySQL migration (or its rollback) can run at
 // once, on a real ZooKeeper and the real MariaDB: never two leaders, and tokens that keep
@@ -16,9 +16,9 @@ afterAll(async () => {
 const seed = Number(process.env.CONCLAVE_SEED ?? Date.now() % 100_000);
 
 const MIXES: Array<[string, NodeKind[], { tokens: boolean }]> = [
-  ['old ZooKeeper nodes beside dual nodes (step 1)', ['zookeeper', 'dual', 'zookeeper', 'dual'], { tokens: true }],
+  ['old ZooKeeper nodes beside dual nodes (step 1)', ['old', 'dual', 'old', 'dual'], { tokens: true }],
   ['dual nodes beside to-only nodes (step 2)', ['dual', 'to-only', 'dual', 'to-only'], { tokens: true }],
-  ['migrating nodes still in from-only beside dual nodes', ['from-only', 'dual', 'zookeeper'], { tokens: true }],
+  ['migrating nodes still in from-only beside dual nodes', ['from-only', 'dual', 'old'], { tokens: true }],
 ];
 
 describe.each(MIXES)('a fleet of %s', (_name, kinds, expect_) => {
@@ -28,7 +28,7 @@ describe.each(MIXES)('a fleet of %s', (_name, kinds, expect_) => {
   });
 
   test(`never two leaders through 8 hand-overs (seed ${seed})`, async () => {
-    fleet = new MixedFleet(zk);
+    fleet = new MixedFleet(zookeeperToMysql(zk));
     for (const kind of kinds) await fleet.add(kind);
     fleet.startSampling();
     await fleet.churn(8, seeded(seed));
@@ -45,7 +45,7 @@ describe.each(MIXES)('a fleet of %s', (_name, kinds, expect_) => {
 });
 
 test(`a rollback: to-only and dual, then dual and from-only again, never two leaders (seed ${seed})`, async () => {
-  const fleet = new MixedFleet(zk);
+  const fleet = new MixedFleet(zookeeperToMysql(zk));
   try {
     fleet.startSampling();
     const random = seeded(seed + 1);
@@ -57,8 +57,8 @@ test(`a rollback: to-only and dual, then dual and from-only again, never two lea
     await fleet.add('dual');
     await fleet.churn(3, random);
     // Roll back step 1: old ZooKeeper nodes come back beside the dual ones.
-    await fleet.add('zookeeper');
-    await fleet.add('zookeeper');
+    await fleet.add('old');
+    await fleet.add('old');
     await fleet.churn(4, random);
     const report = checkSplitBrain(fleet.history.events);
     expect(fleet.doubleLeaderSamples).toEqual([]);
