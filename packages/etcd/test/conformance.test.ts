@@ -1,4 +1,3 @@
-// Not yet picked up by jest (a full run of it is still to be confirmed green); rename to conformance.test.ts to run it.
 import { describeBackendConformance } from '@conclave/test-harness';
 import { EtcdBackend } from '@conclave/etcd';
 import { privateEtcd } from './etcd-test-env';
