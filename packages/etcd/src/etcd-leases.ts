@@ -1,0 +1,173 @@
+import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
+import type { EtcdStore, LeaseProof } from './etcd-store';
+
+const KIND = 'etcd';
+
+/** A keep-alive the server answered: the lease lives at least until `sentAt + ttlMs`. */
+export interface LiveLease {
+  id: string;
+  sentAt: number;
+  /** What the core may count on, ms: the smaller of the TTL asked for and the TTL answered. */
+  ttlMs: number;
+}
+
+/**
+ * One etcd lease shared by every candidacy of a backend that asked for the same TTL, kept alive
+ * for all of them at once: the keep-alives of a process do not grow with its elections.
+ *
+ * Why this is safe: etcd deletes a key attached to a lease only when the lease expires (or is
+ * revoked), and it expires no sooner than TTL after the server handled the last keep-alive
+ * (etcd's lessor; a new etcd leader extends every lease). So a key attached to the lease lives at
+ * least until `sentAt + TTL` of any keep-alive answered with that TTL, on this process's clock.
+ *
+ * Keep-alives: a background one every third of the TTL (it keeps followers' keys), and one on
+ * demand for a renewal when none was sent in the last tenth of the TTL (a renewal joins a
+ * keep-alive already in flight). Electors of one lease renew on a shared grid, so their renewals
+ * of one round share one keep-alive.
+ */
+export class SharedLease {
+  private id: string | null = null;
+  private granting: Promise<string> | null = null;
+  private last: LeaseProof | null = null;
+  private inFlight: { sentAt: number; promise: Promise<LiveLease> } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Candidacies with a key on this lease (the background keep-alive runs while there are any). */
+  private readonly holders = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly store: EtcdStore,
+    readonly ttlSec: number,
+    private readonly onLost: () => void,
+    private readonly onGranted: (askedSec: number, grantedSec: number) => void,
+  ) {}
+
+  /** The lease id to attach a new key to, granting the lease first when there is none. */
+  async ensure(): Promise<string> {
+    if (this.closed) throw new ConclaveError('CLOSED', 'the backend was closed', { backend: KIND });
+    if (this.id !== null) return this.id;
+    if (!this.granting) {
+      const granting = this.store.grant(this.ttlSec).then(
+        (granted) => {
+          this.onGranted(this.ttlSec, granted.ttlSec);
+          this.id = granted.id;
+          this.last = granted;
+          this.schedule();
+          return granted.id;
+        },
+      );
+      this.granting = granting;
+      granting.then(
+        () => (this.granting = null),
+        () => (this.granting = null),
+      );
+    }
+    return this.granting;
+  }
+
+  /** Whether `id` is the lease this process keeps alive now. */
+  isCurrent(id: string): boolean {
+    return this.id === id;
+  }
+
+  hold(key: string): void {
+    this.holders.add(key);
+    this.schedule();
+  }
+
+  /**
+   * No key of this process is on the lease any more: stop keeping it alive and forget it (it
+   * lapses on the server by itself), so the next candidacy gets a fresh one.
+   */
+  unhold(key: string): void {
+    if (!this.holders.delete(key) || this.holders.size > 0) return;
+    this.reset();
+  }
+
+  /** Forgets the lease (no keep-alive any more); the next `ensure` grants a new one. */
+  reset(): void {
+    this.stopTimer();
+    this.id = null;
+    this.last = null;
+    this.holders.clear();
+  }
+
+  /**
+   * A keep-alive answered with the lease alive, sent no earlier than `since - ttl/10` (joining one
+   * in flight, whenever it was sent). Rejects with `LEASE_LOST` when the lease is gone.
+   */
+  async fresh(since: number): Promise<LiveLease> {
+    const id = this.id;
+    if (id === null) throw new ConclaveError('LEASE_LOST', 'the etcd lease is gone', { backend: KIND });
+    if (this.inFlight) return this.inFlight.promise;
+    const last = this.last;
+    if (last && last.ttlSec > 0 && last.sentAt >= since - (this.ttlSec * 1000) / 10) return this.live(id, last);
+    return this.keepAlive(id);
+  }
+
+  private live(id: string, proof: LeaseProof): LiveLease {
+    return { id, sentAt: proof.sentAt, ttlMs: Math.min(this.ttlSec, proof.ttlSec) * 1000 };
+  }
+
+  private keepAlive(id: string): Promise<LiveLease> {
+    const sentAt = performance.now();
+    const promise = this.store.keepAlive(id).then((proof) => {
+      if (this.id !== id) throw new ConclaveError('LEASE_LOST', 'the etcd lease was replaced', { backend: KIND });
+      if (proof.ttlSec <= 0) {
+        this.lost(id);
+        throw new ConclaveError('LEASE_LOST', 'the etcd lease expired on the server', { backend: KIND });
+      }
+      this.last = proof;
+      return this.live(id, proof);
+    });
+    const entry = { sentAt, promise };
+    this.inFlight = entry;
+    const clear = () => {
+      if (this.inFlight === entry) this.inFlight = null;
+    };
+    promise.then(clear, clear);
+    return promise;
+  }
+
+  /** The lease is gone on the server: every key on it went with it. */
+  private lost(id: string): void {
+    if (this.id !== id) return;
+    this.id = null;
+    this.last = null;
+    this.holders.clear();
+    this.stopTimer();
+    this.onLost();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.closed || this.id === null || this.holders.size === 0) return;
+    const period = Math.max(100, Math.floor((this.ttlSec * 1000) / 3));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const id = this.id;
+      if (id === null || this.holders.size === 0) return;
+      const last = this.last;
+      const due = !last || performance.now() - last.sentAt >= period - 5;
+      const next = due && !this.inFlight ? this.keepAlive(id) : null;
+      // A failed background keep-alive is retried at the next period; renewals report theirs.
+      if (next) next.catch(() => undefined);
+      this.schedule();
+    }, period);
+    this.timer.unref?.();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Stops keeping the lease alive; with `revoke`, revokes it (its keys go at once). */
+  async close(revoke: boolean): Promise<void> {
+    this.closed = true;
+    this.stopTimer();
+    const id = this.id;
+    this.id = null;
+    if (revoke && id !== null) await this.store.revoke(id).catch(() => undefined);
+  }
+}

@@ -1,0 +1,140 @@
+import type { Etcd3, Watcher } from 'etcd3';
+import type { ElectionKeys, EtcdStore } from './etcd-store';
+
+/** One candidate's subscription: the key it watches now, and whether that watch is up. */
+interface Subscription {
+  election: string;
+  instanceId: string;
+  onChange: () => void;
+  /** The etcd watcher on the key this candidate waits for; null while none is up. */
+  watcher: Watcher | null;
+  /** The key watched (predecessor, or the fence for the head). */
+  target: string | null;
+  /** Bumped on every re-resolve, so a late watcher of an older resolve is cancelled. */
+  generation: number;
+  closed: boolean;
+}
+
+/**
+ * `watch()` for etcd's recipe: a candidate watches the key of its predecessor (the candidate key
+ * created just before its own), so a departure wakes only its successor; the head of the queue
+ * watches the fence, which an admin's force or clear leaves. Each watch starts at the revision of
+ * the listing it was derived from, so nothing between the two is missed. After every event (and
+ * whenever the candidate's own key is replaced) the candidate looks again.
+ */
+export class PredecessorWatches {
+  private readonly subscriptions = new Map<string, Set<Subscription>>();
+  private closed = false;
+
+  constructor(
+    private readonly client: Etcd3,
+    private readonly store: EtcdStore,
+    private readonly keys: ElectionKeys,
+  ) {}
+
+  watch(election: string, instanceId: string, onChange: () => void): () => void {
+    const sub: Subscription = { election, instanceId, onChange, watcher: null, target: null, generation: 0, closed: false };
+    const id = this.idOf(election, instanceId);
+    let set = this.subscriptions.get(id);
+    if (!set) this.subscriptions.set(id, (set = new Set()));
+    set.add(sub);
+    this.resolve(sub);
+    return () => {
+      if (sub.closed) return;
+      sub.closed = true;
+      set!.delete(sub);
+      if (set!.size === 0 && this.subscriptions.get(id) === set) this.subscriptions.delete(id);
+      this.drop(sub);
+    };
+  }
+
+  isWatching(election: string, instanceId: string): boolean {
+    const set = this.subscriptions.get(this.idOf(election, instanceId));
+    if (!set) return false;
+    for (const sub of set) if (sub.watcher !== null) return true;
+    return false;
+  }
+
+  /** The candidate's key was (re)created: its predecessor may have changed. */
+  moved(election: string, instanceId: string): void {
+    const set = this.subscriptions.get(this.idOf(election, instanceId));
+    if (set) for (const sub of set) this.resolve(sub);
+  }
+
+  /** Something changed for everyone (a lease lost): wake and look again. */
+  notifyAll(): void {
+    for (const set of this.subscriptions.values()) {
+      for (const sub of set) {
+        this.resolve(sub);
+        sub.onChange();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.subscriptions.values()].flatMap((s) => [...s]);
+    this.subscriptions.clear();
+    for (const sub of all) {
+      sub.closed = true;
+      this.drop(sub);
+    }
+  }
+
+  private idOf(election: string, instanceId: string): string {
+    return `${election}\n${instanceId}`;
+  }
+
+  private drop(sub: Subscription): void {
+    sub.generation++;
+    const w = sub.watcher;
+    sub.watcher = null;
+    sub.target = null;
+    if (w) void w.cancel().catch(() => undefined);
+  }
+
+  /**
+   * Lists the queue, picks the key to watch and starts watching it from the listing's revision.
+   * On failure the candidate has no watch (`isWatching` false) and the core polls; the next
+   * campaign (`moved`) tries again.
+   */
+  private resolve(sub: Subscription): void {
+    if (sub.closed || this.closed) return;
+    this.drop(sub);
+    const generation = sub.generation;
+    const own = this.keys.candidate(sub.election, sub.instanceId);
+    void (async () => {
+      const listing = await this.store.range(this.keys.candidates(sub.election), { prefix: true, sortByCreate: true, keysOnly: true }, sub.election);
+      if (sub.closed || sub.generation !== generation) return;
+      const keys = listing.kvs.map((kv) => kv.key.toString());
+      const at = keys.indexOf(own);
+      // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
+      const target = at < 0 ? (keys[0] ?? null) : at === 0 ? this.keys.fence(sub.election) : keys[at - 1]!;
+      if (target === null) return;
+      const watcher = await this.client
+        .watch()
+        .key(target)
+        .startRevision(String(Number(listing.header.revision) + 1))
+        .create();
+      if (sub.closed || sub.generation !== generation) {
+        void watcher.cancel().catch(() => undefined);
+        return;
+      }
+      sub.watcher = watcher;
+      sub.target = target;
+      const fire = () => {
+        if (sub.closed || sub.generation !== generation) return;
+        this.resolve(sub);
+        sub.onChange();
+      };
+      watcher.on('delete', fire);
+      if (at === 0) watcher.on('put', fire);
+      watcher.on('error', () => {
+        if (sub.generation === generation) this.drop(sub);
+      });
+      // A subscription in place may have missed nothing; a change before it is the caller's to read.
+    })().catch(() => {
+      if (sub.generation === generation) sub.watcher = null;
+    });
+  }
+}

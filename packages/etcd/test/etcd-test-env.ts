@@ -1,0 +1,53 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import type { ElectionBackend } from '@conclave/core';
+import { EtcdBackend } from '@conclave/etcd';
+import { startEtcd, type EtcdCluster, type StartEtcdOptions } from '@conclave/etcd/testing';
+import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
+
+export interface PrivateEtcd {
+  readonly cluster: EtcdCluster;
+  readonly url: string;
+  readonly hosts: string[];
+  /** A backend whose traffic goes through a proxy of its own (to member 0), so it can be cut alone. */
+  proxied(): Promise<EtcdBackend>;
+  proxyOf(backend: ElectionBackend): TcpProxy;
+}
+
+/** A private etcd for this test file: started in beforeAll, stopped (data removed) in afterAll. */
+export function privateEtcd(options: StartEtcdOptions = {}): PrivateEtcd {
+  let cluster: EtcdCluster | null = null;
+  const proxies = new Map<ElectionBackend, TcpProxy>();
+  beforeAll(async () => {
+    cluster = await startEtcd(options);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([...proxies.values()].map((p) => p.close()));
+    await cluster?.stop();
+  });
+  const env: PrivateEtcd = {
+    get cluster() {
+      if (!cluster) throw new Error('etcd not started');
+      return cluster;
+    },
+    get url() {
+      return env.cluster.url;
+    },
+    get hosts() {
+      return env.cluster.members.map((m) => `127.0.0.1:${m.port}`);
+    },
+    async proxied() {
+      const proxy = await startTcpProxy({ targetPort: env.cluster.members[0]!.port });
+      const backend = new EtcdBackend({ hosts: [proxy.address], requestTimeoutMs: 2_000 });
+      proxies.set(backend, proxy);
+      return backend;
+    },
+    proxyOf(backend) {
+      const proxy = proxies.get(backend);
+      if (!proxy) throw new Error('not a proxied backend');
+      return proxy;
+    },
+  };
+  return env;
+}
+
+export { waitFor as eventually, delay as sleep } from '@conclave/test-harness';
