@@ -65,6 +65,9 @@ export {
   assertElectionName,
   assertOptionsObject,
   assertPositiveInteger,
+  assertReleaseBounds,
+  assertRequestToken,
+  assertTokenFloor,
 } from './validation';
 export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
 export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';

@@ -104,3 +104,33 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
 }
+
+/**
+ * Throws `INVALID_OPTIONS` unless `token` is a safe integer: the fencing token of a `renew` (or a
+ * `release` that names its term). A backend checks its own range beyond that.
+ */
+export function assertRequestToken(token: unknown, backend?: string, election?: string): asserts token is number {
+  if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
+    throw new ConclaveError('INVALID_OPTIONS', `token must be an integer, got ${describe(token)}`, { backend, election });
+  }
+}
+
+/**
+ * Throws `INVALID_OPTIONS` unless a `release`'s bounds are well formed: `token` absent or an
+ * integer, `notAbove` absent or a non-negative integer.
+ */
+export function assertReleaseBounds(token: unknown, notAbove: unknown, backend?: string, election?: string): void {
+  if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
+    throw new ConclaveError('INVALID_OPTIONS', `token must be an integer or null, got ${describe(token)}`, { backend, election });
+  }
+  if (notAbove !== undefined && (typeof notAbove !== 'number' || !Number.isSafeInteger(notAbove) || notAbove < 0)) {
+    throw new ConclaveError('INVALID_OPTIONS', `notAbove must be a non-negative integer, got ${describe(notAbove)}`, { backend, election });
+  }
+}
+
+/** Throws `INVALID_OPTIONS` unless `token` is a non-negative safe integer: a `raiseTokenFloor` argument. */
+export function assertTokenFloor(token: unknown, backend?: string, election?: string): asserts token is number {
+  if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 0) {
+    throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${describe(token)}`, { backend, election });
+  }
+}

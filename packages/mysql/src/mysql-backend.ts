@@ -6,6 +6,9 @@ import {
   assertElectionName,
   assertLeaderValue,
   assertPositiveInteger,
+  assertReleaseBounds,
+  assertRequestToken,
+  assertTokenFloor,
   forceAfterRevocation,
   isTombstone,
   tombstoneGraceMs,
@@ -161,9 +164,7 @@ export class MysqlBackend implements ElectionBackend {
     const { election, candidateId, token, leaseMs, signal } = request;
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
-    if (typeof token !== 'number' || !Number.isSafeInteger(token)) {
-      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer', { backend: KIND, election });
-    }
+    assertRequestToken(token, KIND, election);
     throwIfGivenUp(signal, 'renew', KIND, election);
     await this.ready(election);
     throwIfGivenUp(signal, 'renew', KIND, election);
@@ -172,12 +173,7 @@ export class MysqlBackend implements ElectionBackend {
 
   async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
-    if (token != null && (typeof token !== 'number' || !Number.isSafeInteger(token))) {
-      throw new ConclaveError('INVALID_OPTIONS', 'token must be an integer or null', { backend: KIND, election });
-    }
-    if (notAbove !== undefined && (!Number.isSafeInteger(notAbove) || notAbove < 0)) {
-      throw new ConclaveError('INVALID_OPTIONS', 'notAbove must be a non-negative integer', { backend: KIND, election });
-    }
+    assertReleaseBounds(token, notAbove, KIND, election);
     // A release its caller gave up on before it got a connection is not sent: the lease runs
     // out on the server, and a late one cannot overtake the campaign that follows it.
     throwIfGivenUp(signal, 'release', KIND, election);
@@ -189,9 +185,7 @@ export class MysqlBackend implements ElectionBackend {
 
   async raiseTokenFloor(election: string, token: number): Promise<void> {
     this.validate(election);
-    if (!Number.isSafeInteger(token) || token < 0) {
-      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: KIND, election });
-    }
+    assertTokenFloor(token, KIND, election);
     await this.ready(election);
     await this.run([raiseFloorSql(this.table, election, token)], election);
   }
