@@ -11,7 +11,7 @@ import type {
 } from './backend';
 import { ConclaveError } from './errors';
 import { throwIfGivenUp } from './given-up';
-import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger } from './validation';
+import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger, assertReleaseBounds, assertTokenFloor } from './validation';
 import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
 import { forceAfterRevocation, isTombstone, tombstoneGraceMs, tombstoneHolder, tombstoneLookAgainMs, type Revocation } from './revocation';
@@ -131,7 +131,8 @@ export class MemoryBackend implements ElectionBackend {
     return { held: true, leaseMs };
   }
 
-  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
+    assertReleaseBounds(token, notAbove, this.kind, election);
     const record = await this.enter(election, candidateId, signal, 'release');
     record.candidates.delete(candidateId);
     const lease = record.lease;
@@ -210,9 +211,7 @@ export class MemoryBackend implements ElectionBackend {
   }
 
   async raiseTokenFloor(election: string, token: number): Promise<void> {
-    if (!Number.isSafeInteger(token) || token < 0) {
-      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: this.kind, election });
-    }
+    assertTokenFloor(token, this.kind, election);
     const record = await this.enter(election);
     record.lastToken = Math.max(record.lastToken, token);
   }

@@ -1,4 +1,6 @@
 import {
+  assertReleaseBounds,
+  assertRequestToken,
   capabilityOf,
   type BackendCapabilities,
   type CampaignRequest,
@@ -95,12 +97,15 @@ export class MigratingBackend implements ElectionBackend {
   }
 
   async renew(request: RenewRequest): Promise<RenewResult> {
+    // Checked here, not left to the sides: a dual lease is looked up by its token first.
+    assertRequestToken(request.token, KIND, request.election);
     if (this.phase === 'to-only') return this.toOnly.renew(request);
     if (this.phase !== 'dual') return single(this).renew(request);
     return this.dualLease.renew(request);
   }
 
   async release(request: ReleaseRequest): Promise<void> {
+    assertReleaseBounds(request.token, request.notAbove, KIND, request.election);
     if (this.phase !== 'dual') return single(this).release(request);
     return this.dualLease.release(request);
   }

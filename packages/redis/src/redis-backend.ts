@@ -5,6 +5,7 @@ import {
   assertElectionName,
   assertLeaderValue,
   assertPositiveInteger,
+  assertReleaseBounds,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -96,8 +97,9 @@ export class RedisBackend implements ElectionBackend {
     return this.ops.renew(keys, election, candidateId, token, leaseMs);
   }
 
-  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
     const keys = this.enter(election, candidateId);
+    assertReleaseBounds(token, notAbove, this.kind, election);
     if (token != null) assertToken(token);
     // Unsent, the lease just runs out on the server.
     throwIfGivenUp(signal, 'release', this.kind, election);

@@ -8,6 +8,9 @@ import {
   candidateOf,
   assertLeaderValue,
   assertPositiveInteger,
+  assertReleaseBounds,
+  assertRequestToken,
+  assertTokenFloor,
   toBackendError,
   type BackendCapabilities,
   type CampaignRequest,
@@ -143,6 +146,7 @@ export class ZookeeperBackend implements ElectionBackend {
   async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    assertRequestToken(token, KIND, election);
     this.ensureOpen(election);
     throwIfGivenUp(signal, 'renew', KIND, election);
     const sentAt = performance.now();
@@ -169,8 +173,9 @@ export class ZookeeperBackend implements ElectionBackend {
     }
   }
 
-  async release({ election, candidateId, token }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
+    assertReleaseBounds(token, notAbove, KIND, election);
     this.ensureOpen(election);
     // Sent even when the caller has given up on it: a node that is not deleted stays, leading or
     // queued, for the whole session, whereas a late release still frees the election.
@@ -215,9 +220,7 @@ export class ZookeeperBackend implements ElectionBackend {
   async raiseTokenFloor(election: string, token: number): Promise<void> {
     this.validate(election);
     this.ensureOpen(election);
-    if (!Number.isSafeInteger(token) || token < 0) {
-      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a non-negative integer, got ${token}`, { backend: KIND, election });
-    }
+    assertTokenFloor(token, KIND, election);
     if (token > MAX_FLOOR) {
       // A token is czxid + offset: leave the czxids room to grow without leaving safe integers.
       throw new ConclaveError('INVALID_OPTIONS', `token floor ${token} is above ${MAX_FLOOR}, the highest ZooKeeper can keep tokens above`, {

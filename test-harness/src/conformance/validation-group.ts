@@ -22,6 +22,9 @@ export const BAD_ELECTION_NAMES: unknown[] = [
 
 export const BAD_CANDIDATE_IDS: unknown[] = ['', 'has a space', 'tab\there', 'x'.repeat(201), 'ünicode', 'nul\u0000', 7, null];
 
+/** Not a fencing token: what `renew` and a `release` that names its term refuse. */
+export const BAD_TOKENS: unknown[] = [1.5, Number.NaN, Number.POSITIVE_INFINITY, '7', null, undefined, 2 ** 60];
+
 export const BAD_ELECTOR_OPTIONS: Array<Record<string, unknown>> = [
   { leaseMs: 0 },
   { leaseMs: -5 },
@@ -82,6 +85,29 @@ export function describeValidation(ctx: () => SuiteContext): void {
         await rejectsWith(backend.release({ election, candidateId: id as string }), 'INVALID_NAME');
       }
       expect(await backend.getLeader(election)).toBeNull();
+    });
+
+    test('malformed tokens, release bounds and token floors are refused with INVALID_OPTIONS, and the term is kept', async () => {
+      const c = ctx();
+      const backend = await c.backend();
+      const election = c.election('bad-token');
+      const won = await backend.campaign({ election, candidateId: 'a', leaseMs: c.leaseMs });
+      if (won.role !== 'leader') throw new Error(`expected to lead an empty election, got ${JSON.stringify(won)}`);
+      for (const token of BAD_TOKENS) {
+        await rejectsWith(backend.renew({ election, candidateId: 'a', token: token as number, leaseMs: c.leaseMs }), 'INVALID_OPTIONS');
+        if (token !== null && token !== undefined) {
+          await rejectsWith(backend.release({ election, candidateId: 'a', token: token as number }), 'INVALID_OPTIONS');
+        }
+      }
+      for (const notAbove of [-1, 1.5, Number.NaN, '3']) {
+        await rejectsWith(backend.release({ election, candidateId: 'a', notAbove: notAbove as number }), 'INVALID_OPTIONS');
+      }
+      if (backend.capabilities.tokenFloor) {
+        for (const floor of [-1, 1.5, Number.NaN, '3', null]) {
+          await rejectsWith(backend.raiseTokenFloor!(election, floor as number), 'INVALID_OPTIONS');
+        }
+      }
+      expect(await backend.getLeader(election)).toMatchObject({ candidateId: 'a', token: won.token });
     });
 
     test('bad Elector options are refused with INVALID_OPTIONS', async () => {
