@@ -7,3 +7,5 @@ export { withTimeout } from './timing';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';
 export { givenUpError, throwIfGivenUp, whenGivenUp } from './given-up';
+export { campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName } from './lease-row';
+export type { LeaseRow, LiveLeaseRow } from './lease-row';

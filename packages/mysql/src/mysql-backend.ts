@@ -12,7 +12,6 @@ import {
   forceAfterRevocation,
   isTombstone,
   tombstoneGraceMs,
-  tombstoneLookAgainMs,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -23,7 +22,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
-import { TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
+import { TickBatcher, campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {
@@ -43,7 +42,6 @@ import {
 } from './mysql-sql';
 import { MysqlWakeChannel } from './mysql-wake';
 import { MAX_BATCH, bySize, campaignBytes, renewBytes } from './mysql-batch-size';
-import { leaderInfo, toRows } from './mysql-rows';
 
 const KIND = 'mysql';
 
@@ -195,7 +193,7 @@ export class MysqlBackend implements ElectionBackend {
     await this.ready(election);
     const [rows] = (await this.run([leaderSql(this.table, election)], election)) as [Array<Record<string, unknown>>];
     const row = rows[0];
-    return row ? leaderInfo(row) : null;
+    return row ? leaderInfoFromRow(row) : null;
   }
 
   /**
@@ -232,8 +230,8 @@ export class MysqlBackend implements ElectionBackend {
 
   private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
     const results = await this.run([...revokeSql(this.table, election, graceMs, keepFor), readRowsSql(this.table, [election])], election);
-    const row = toRows(results[results.length - 1]).get(election);
-    if (!row || row.holder === null || row.remainingUs === null || row.remainingUs <= 0) return { kind: 'free' };
+    const row = leaseRowsByName(results[results.length - 1]).get(election);
+    if (!isLiveLease(row)) return { kind: 'free' };
     if (isTombstone(row.holder)) {
       return { kind: 'revoked', waitMs: Math.max(0, Math.ceil(row.remainingUs / 1000) - tombstoneGraceMs(row.holder)) };
     }
@@ -299,22 +297,13 @@ export class MysqlBackend implements ElectionBackend {
     const elections = unique(requests.map((r) => r.election));
     const statements = [...groups.values()].map((g) => campaignSql(this.table, g));
     const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
-    const rows = toRows(results[results.length - 1]);
+    const rows = leaseRowsByName(results[results.length - 1]);
     return requests.map(({ election, candidateId, leaseMs }) => {
       const row = rows.get(election);
-      const live = row !== undefined && row.holder !== null && row.remainingUs !== null && row.remainingUs > 0;
-      if (live && row.holder === candidateId) {
-        this.wake?.lead(election, row.term);
-        return { role: 'leader', token: row.term, leaseMs };
-      }
-      void this.wake?.follow(election, live ? row.term : null);
-      if (live && isTombstone(row.holder)) {
-        // A revoked lease: nobody leads until it could have ended.
-        return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(row.holder, Math.ceil(row.remainingUs! / 1000)) };
-      }
-      return live
-        ? { role: 'follower', leaderId: row.holder, token: row.term, leaseRemainingMs: Math.ceil(row.remainingUs! / 1000) }
-        : { role: 'follower', leaderId: null, token: null };
+      const outcome = campaignOutcome(row, candidateId, leaseMs);
+      if (outcome.role === 'leader') this.wake?.lead(election, outcome.token);
+      else void this.wake?.follow(election, isLiveLease(row) ? row.term : null);
+      return outcome;
     });
   }
 
@@ -333,10 +322,10 @@ export class MysqlBackend implements ElectionBackend {
     const statements = [...byLease.entries()].map(([leaseMs, items]) => renewSql(this.table, leaseMs, items));
     const elections = unique(requests.map((r) => r.election));
     const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
-    const rows = toRows(results[results.length - 1]);
+    const rows = leaseRowsByName(results[results.length - 1]);
     return requests.map(({ election, candidateId, token, leaseMs }) => {
       const row = rows.get(election);
-      const live = row !== undefined && row.holder !== null && row.remainingUs !== null && row.remainingUs > 0;
+      const live = isLiveLease(row);
       if (live && row.holder === candidateId && row.term === token) {
         this.wake?.lead(election, row.term);
         return { held: true, leaseMs };

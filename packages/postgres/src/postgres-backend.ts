@@ -13,7 +13,6 @@ import {
   isTombstone,
   tombstoneGraceMs,
   tombstoneHolder,
-  tombstoneLookAgainMs,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -24,7 +23,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
-import { TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
+import { TickBatcher, campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp } from '@conclave/core/internal';
 import { resolvePostgresOptions, type PostgresBackendOptions, type ResolvedPostgresOptions } from './postgres-options';
 import { PostgresExecutor, closedError, isNoSuchTable, sqlState, toPostgresError } from './postgres-pool';
 import {
@@ -40,7 +39,6 @@ import {
   schemaSql,
 } from './postgres-sql';
 import { PostgresWakeListener, wakeChannel } from './postgres-wake-listener';
-import { isLive, leaderInfo, toRows } from './postgres-rows';
 
 const KIND = 'postgres';
 
@@ -176,7 +174,7 @@ export class PostgresBackend implements ElectionBackend {
     this.validate(election);
     await this.ready(election);
     const [row] = await this.run(leaderSql(this.table), [election], election);
-    return row ? leaderInfo(row) : null;
+    return row ? leaderInfoFromRow(row) : null;
   }
 
   /**
@@ -209,8 +207,8 @@ export class PostgresBackend implements ElectionBackend {
 
   private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
     await this.run(revokeSql(this.table), [election, graceMs, tombstoneHolder(graceMs), this.channel, keepFor], election);
-    const row = toRows(await this.run(readRowSql(this.table), [election], election)).get(election);
-    if (!isLive(row)) return { kind: 'free' };
+    const row = leaseRowsByName(await this.run(readRowSql(this.table), [election], election)).get(election);
+    if (!isLiveLease(row)) return { kind: 'free' };
     if (isTombstone(row.holder)) {
       return { kind: 'revoked', waitMs: Math.max(0, Math.ceil(row.remainingUs / 1000) - tombstoneGraceMs(row.holder)) };
     }
@@ -252,14 +250,14 @@ export class PostgresBackend implements ElectionBackend {
   private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
     const results = new Map<CampaignRequest, CampaignResult>();
     for (const round of rounds(requests)) {
-      const rows = toRows(
+      const rows = leaseRowsByName(
         await this.run(
           campaignSql(this.table),
           [round.map((r) => r.election), round.map((r) => r.candidateId), round.map((r) => r.leaseMs), round.map((r) => r.value ?? null)],
           round[0]?.election,
         ),
       );
-      for (const r of round) results.set(r, campaignResult(r, rows.get(r.election)));
+      for (const r of round) results.set(r, campaignOutcome(rows.get(r.election), r.candidateId, r.leaseMs));
     }
     return requests.map((r) => results.get(r)!);
   }
@@ -331,15 +329,6 @@ function rounds(requests: CampaignRequest[]): CampaignRequest[][] {
     round.items.push(r);
   }
   return out.map((x) => x.items);
-}
-
-function campaignResult({ candidateId, leaseMs }: CampaignRequest, row: ReturnType<ReturnType<typeof toRows>['get']>): CampaignResult {
-  if (isLive(row) && row.holder === candidateId) return { role: 'leader', token: row.term, leaseMs };
-  if (!isLive(row)) return { role: 'follower', leaderId: null, token: null };
-  const remainingMs = Math.ceil(row.remainingUs / 1000);
-  // A revoked lease: nobody leads until it could have ended.
-  if (isTombstone(row.holder)) return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(row.holder, remainingMs) };
-  return { role: 'follower', leaderId: row.holder, token: row.term, leaseRemainingMs: remainingMs };
 }
 
 function key(election: string, candidateId: string, token: number): string {
