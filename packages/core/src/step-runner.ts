@@ -41,10 +41,18 @@ export class StepRunner {
 
   schedule(delayMs: number): void {
     this.cancel();
-    const timer = setTimeout(() => {
+    const fire = () => {
       this.cancelStep = null;
       this.hooks.step();
-    }, Math.max(0, delayMs));
+    };
+    if (delayMs <= 0) {
+      // A step due now (a pushed change, start, resume) runs on the loop's next turn: a timer of
+      // 0 ms waits at least 1 ms, a tick added to every hand-over.
+      const immediate = setImmediate(fire);
+      this.cancelStep = () => clearImmediate(immediate);
+      return;
+    }
+    const timer = setTimeout(fire, delayMs);
     this.cancelStep = () => clearTimeout(timer);
   }
 
