@@ -100,9 +100,10 @@ export class RedisBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (value !== undefined) assertLeaderValue(value, this.kind, election);
     throwIfGivenUp(signal, 'campaign', this.kind, election);
-    await this.subscriptionsSettled(keys.channel, leaseMs, signal);
+    // A watch whose keyspace subscription is not made yet (the server could not be asked) tries again.
+    this.keyspaceAttach.get(`${election}\n${candidateId}`)?.();
+    await this.subscriptionsSettled(keys, leaseMs, signal);
     throwIfGivenUp(signal, 'campaign', this.kind, election);
-    if (this.nodes[0]!.keyspaceStatus === 'unknown') this.keyspaceAttach.get(`${election}\n${candidateId}`)?.();
     // How long this campaign keeps the candidate listed: longer for a quiet follower, which
     // campaigns again only halfway through (see leaseEndOf).
     const listedFor = this.options.trackCandidates ? (this.quietOn() ? quietCandidateTtlMs(leaseMs) : candidateTtlMs(leaseMs)) : undefined;
@@ -195,7 +196,7 @@ export class RedisBackend implements ElectionBackend {
       // One master: the lease key's keyspace channel, once the server is known to send its events.
       // If the server could not be asked yet, each campaign of this candidate asks again.
       const node = this.nodes[0]!;
-      const keyspaceChannel = `__keyspace@${node.client.options.db ?? 0}__:${node.client.options.keyPrefix ?? ''}${lease}`;
+      const keyspaceChannel = this.keyspaceChannel(lease);
       let attached = false;
       let asking = false;
       const attach = () => {
@@ -243,6 +244,12 @@ export class RedisBackend implements ElectionBackend {
     if (holderLease === undefined) return null;
     const listedUntil = this.listedUntil.get(`${election}\n${candidateId}`);
     return listedUntil === undefined ? holderLease : Math.max(0, Math.min(holderLease, Math.floor(listedUntil - performance.now())));
+  }
+
+  /** The lease key's keyspace channel on the one master (its database, its client's key prefix). */
+  private keyspaceChannel(lease: string): string {
+    const { options } = this.nodes[0]!.client;
+    return `__keyspace@${options.db ?? 0}__:${options.keyPrefix ?? ''}${lease}`;
   }
 
   /** Whether followers are told of renewals now (single master, keyspace events on). */
@@ -323,13 +330,19 @@ export class RedisBackend implements ElectionBackend {
    * campaign first waits for the election's SUBSCRIBE to be confirmed on every master that is
    * connected or connecting — at most a quarter of the lease (or commandTimeoutMs), so the wait
    * never eats the lease. This costs one wait, on the first campaign after `watch`. It ends early
-   * when the caller gives up on the campaign (`signal`), which is then not sent.
+   * when the caller gives up on the campaign (`signal`), which is then not sent. With keyspace
+   * events it also waits for the check of the server's setting and the lease key's SUBSCRIBE, so
+   * that the first answer already counts on them (a quiet follower's listing, its first renewal).
    */
-  private async subscriptionsSettled(channel: string, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
+  private async subscriptionsSettled(keys: ElectionKeys, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const givenUp = whenGivenUp(signal);
+    const node = this.nodes[0]!;
+    const keyspace = this.capabilities.leaseEndPush
+      ? node.keyspaceEvents(this.options.keyspaceEvents).then((on) => (on ? node.subscribed(this.keyspaceChannel(keys.lease)) : undefined))
+      : Promise.resolve();
     await Promise.race([
-      Promise.all(this.nodes.map((node) => node.subscribed(channel))),
+      Promise.all([...this.nodes.map((node) => node.subscribed(keys.channel)), keyspace]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, Math.min(this.options.commandTimeoutMs, Math.floor(leaseMs / 4)));
       }),

@@ -12,11 +12,7 @@ import Redis from 'ioredis';
 import { BackendPool, freezable, pastRestartFence, uniqueName, uniquePrefix, waitFor } from './helpers';
 
 const LEASE_MS = 1500; // renewMs 500, retryMs 300
-/**
- * How long a new follower takes to settle: its first campaign went out before the backend knew the
- * server sends keyspace events, so it listed the candidate for three leases (4.5 s) and looks again
- * halfway through (2.25 s); from then on only pushed renewals move its look.
- */
+/** Time given to a new follower to settle (its first answer, the first renewals pushed) before counting. */
 const SETTLE_MS = 3000;
 const pool = new BackendPool();
 const electors: Elector[] = [];
@@ -109,7 +105,7 @@ describe('on a master that sends keyspace events (notify-keyspace-events Kgx)', 
     // …while the leader renewed every 500 ms, and still leads.
     expect(renewals1 - renewals0).toBeGreaterThanOrEqual(8);
     expect(a.isLeader()).toBe(true);
-    // Three leases (4.5 s) have passed since the follower's last campaign: still a candidate.
+    // More than three leases (4.5 s) have passed since the follower's campaign: still a candidate.
     expect(await leader.redis.listCandidates!(election)).toEqual(['a', 'b']);
   }, 20_000);
 
