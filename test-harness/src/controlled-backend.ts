@@ -117,8 +117,8 @@ export class ControlledBackend extends ForwardingBackend {
   protected override hooks(): Omit<ForwardHooks, 'all'> {
     return {
       watch: (next, election, candidateId, onChange) =>
-        next(election, candidateId, () => {
-          if (!this.hanging) onChange();
+        next(election, candidateId, (hint) => {
+          if (!this.hanging) onChange(hint);
         }),
       isWatching: (next, election, candidateId) => !this.hanging && next(election, candidateId),
       watchLeader: (next, election, onChange) =>

@@ -159,8 +159,13 @@ export interface ElectionBackend {
    * leader, force or clear, a predecessor gone). Spurious calls are allowed; the core answers
    * each by campaigning (follower) or renewing (leader). Exactly when `capabilities.push` is not
    * `'none'`. Returns the function that unsubscribes; it must release every resource taken.
+   *
+   * A backend that declares `capabilities.leaseEndPush` may also call `onChange` with a
+   * `LeaseEndHint`: not a change of leader, only the current lease's new end (see there). A
+   * wrapper passes the hint on as it is, or drops that call; it never turns it into a plain
+   * change (a leader would renew at each of its own renewals, which are pushed too).
    */
-  watch?: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
+  watch?: ((election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void) => () => void) | undefined;
 
   /**
    * Whether the subscription made by `watch` for this candidate delivers changes right now (its
@@ -235,6 +240,15 @@ export interface BackendCapabilities {
    * Absent means false.
    */
   tokenClock?: boolean;
+  /**
+   * `watch()` may also push the current lease's end (`LeaseEndHint`: the leader renewed, or its
+   * lease expired), so that a follower whose push is live need not look at each lease end: it
+   * moves its look to the end pushed, and sends nothing while renewals keep coming. Whether hints
+   * actually come may depend on the server at run time (Redis: its keyspace notifications); when
+   * none come, the follower looks at the lease end as without this. Needs `push`. Absent means
+   * false: the core takes a hint as a plain change.
+   */
+  leaseEndPush?: boolean;
   /**
    * Which of `LeaderInfo`'s optional fields `getLeader()` reports. A field declared false is never
    * reported (absent); absent means none is kept.
@@ -315,6 +329,19 @@ export type CampaignResult =
        */
       leaseRemainingMs?: number;
     };
+
+/**
+ * Passed to a `watch` callback by a backend that declares `capabilities.leaseEndPush`: the current
+ * leader's lease was extended (a renewal) or ended (an expiry: `leaseRemainingMs` 0), and nothing
+ * else changed that a campaign would learn sooner. `leaseRemainingMs` is, as in `CampaignResult`,
+ * the time the lease can still run as near as the backend can tell, counted from the call; a
+ * backend that cannot tell exactly errs long only by its delivery delay (a longer hint delays a
+ * take-over after a crash, a shorter one costs a campaign). Pacing only: a hint that is lost,
+ * late or wrong never makes two leaders, since every campaign is decided by the server.
+ */
+export interface LeaseEndHint {
+  leaseRemainingMs: number;
+}
 
 export interface RenewRequest {
   election: string;

@@ -136,6 +136,8 @@ export class Campaigner {
           options,
         ),
       );
+      // A pushed lease end may move this look (not the retryMs look at a record naming us).
+      steps.leaseEndLook = !namedSelf;
     }
     this.settleFirstOutcome();
   }

@@ -20,6 +20,7 @@ export interface CapabilityValues {
   leaderPush: PushLevel;
   tokenFloor: boolean;
   tokenClock: boolean;
+  leaseEndPush: boolean;
   leaderMetadata: LeaderMetadataCapabilities;
 }
 
@@ -50,6 +51,7 @@ export function capabilityOf<C extends Capability>(source: DeclaresCapabilities,
     leaderPush: () => declared.leaderPush ?? 'none',
     tokenFloor: () => declared.tokenFloor === true,
     tokenClock: () => declared.tokenClock === true,
+    leaseEndPush: () => declared.leaseEndPush === true,
     leaderMetadata: () => leaderMetadataOf(declared),
   };
   return values[capability]();
@@ -66,7 +68,8 @@ export function supports(source: DeclaresCapabilities, capability: Exclude<Capab
 
 /**
  * Throws `INVALID_OPTIONS` when a capability and its method disagree: a declared capability
- * without its method, a method whose capability is not declared, or `isWatching` without `push`.
+ * without its method, a method whose capability is not declared, or `isWatching` or
+ * `leaseEndPush` without `push`.
  * Called where a backend is taken in (the Elector, the wrappers) and by the conformance suite, so
  * that reading the declaration alone is always safe.
  */
@@ -80,6 +83,9 @@ export function assertCapabilitiesConsistent(backend: ElectionBackend): void {
     const present = typeof (backend as unknown as Record<string, unknown>)[method] === 'function';
     if (declared && !present) problems.push(`declares ${describe(backend, capability)} but has no ${method}()`);
     if (!declared && present) problems.push(`has ${method}() but declares ${describe(backend, capability)}`);
+  }
+  if (supports(backend, 'leaseEndPush') && !supports(backend, 'push')) {
+    problems.push(`declares capabilities.leaseEndPush without ${describe(backend, 'push')}`);
   }
   if (typeof backend.isWatching === 'function' && !supports(backend, 'push')) {
     problems.push(`has isWatching() but declares ${describe(backend, 'push')}`);

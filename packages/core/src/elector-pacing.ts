@@ -197,6 +197,29 @@ export function nextCampaign(s: FollowerSnapshot, o: Pick<PacingOptions, 'retryM
 }
 
 /**
+ * The backend pushed the current lease's new end (a `LeaseEndHint`: a renewal, or 0 for an
+ * expiry). A follower whose next campaign is its look at the lease's end (`leaseEndLook`) moves
+ * that look to the end pushed, by the rule of `nextCampaign`; a renewal pushed every renew interval
+ * then keeps it from sending anything. Everyone else keeps the timer armed (null): a leader (its
+ * own lease is its own business), and a follower whose next campaign has another reason (a
+ * backoff after a failure, a record naming itself). A lost hint leaves the look where it was, at
+ * most one lease away.
+ */
+export function onLeaseEndPushed(
+  s: Omit<FollowerSnapshot, 'namedSelf' | 'leaseRemainingMs'> & {
+    role: 'follower' | 'leader';
+    leaseRemainingMs: number;
+    /** The follower's next campaign is its look at the end of the lease its last answer named. */
+    leaseEndLook: boolean;
+  },
+  o: Pick<PacingOptions, 'retryMs'>,
+): PacingDecision | null {
+  if (s.role !== 'follower' || !s.leaseEndLook) return null;
+  const { nowMs, leaseRemainingMs, push, watching, holdOffUntilMs } = s;
+  return nextCampaign({ nowMs, leaseRemainingMs, push, watching, namedSelf: false, holdOffUntilMs }, o);
+}
+
+/**
  * A change of the election was pushed to us: act at once, except that a follower still holding
  * off after stepping down waits for the hold-off to pass.
  */

@@ -8,6 +8,7 @@ export type {
   ReleaseRequest,
   LeaderInfo,
   LeaderMetadataCapabilities,
+  LeaseEndHint,
 } from './backend';
 export { NO_LEADER_METADATA, leaderMetadataOf } from './backend';
 export { CAPABILITY_METHODS, assertCapabilitiesConsistent, capabilityOf, supports } from './capabilities';

@@ -20,8 +20,14 @@ export interface StepHooks {
 export class StepRunner {
   /** Cancels the next scheduled step (a plain timer or a grid slot). */
   private cancelStep: (() => void) | null = null;
-  private busy: Promise<void> | null = null;
+  private busyRun: Promise<void> | null = null;
   private wakeRequested = false;
+  /**
+   * The step armed is a follower's look at the end of the lease its last campaign answer named,
+   * which a pushed lease end may move (see `onLeaseEndPushed`). Set by the campaigner right after
+   * arming that look; anything else armed or cancelled clears it.
+   */
+  leaseEndLook = false;
 
   constructor(
     private readonly setup: ElectorSetup,
@@ -34,7 +40,7 @@ export class StepRunner {
    */
   follow(next: PacingDecision): void {
     if (next.action === 'step-down') this.hooks.stepDown();
-    else if (next.action === 'wait-for-push') return;
+    else if (next.action === 'wait-for-push') this.leaseEndLook = false;
     else if ('slotMs' in next) this.scheduleAtSlot(next.slotMs);
     else this.schedule(next.delayMs);
   }
@@ -43,6 +49,7 @@ export class StepRunner {
     this.cancel();
     const fire = () => {
       this.cancelStep = null;
+      this.leaseEndLook = false;
       this.hooks.step();
     };
     if (delayMs <= 0) {
@@ -61,6 +68,7 @@ export class StepRunner {
     this.cancel();
     const cancel = gridTimers.at(slotMs, () => {
       this.cancelStep = null;
+      this.leaseEndLook = false;
       this.hooks.step();
     });
     this.cancelStep = cancel;
@@ -69,11 +77,17 @@ export class StepRunner {
   cancel(): void {
     this.cancelStep?.();
     this.cancelStep = null;
+    this.leaseEndLook = false;
+  }
+
+  /** Whether a call is in flight. */
+  get busy(): boolean {
+    return this.busyRun !== null;
   }
 
   /** While a call is in flight: remembers to wake when it returns, and says true. */
   deferIfBusy(): boolean {
-    if (!this.busy) return false;
+    if (!this.busyRun) return false;
     this.wakeRequested = true;
     return true;
   }
@@ -87,20 +101,20 @@ export class StepRunner {
         // op handles its own errors; this is a last guard against an unhandled rejection.
         this.setup.log.error({ ...this.setup.context(), err }, 'unexpected error in election loop');
       } finally {
-        this.busy = null;
+        this.busyRun = null;
         if (this.wakeRequested) {
           this.wakeRequested = false;
           this.hooks.wake();
         }
       }
     })();
-    this.busy = run;
+    this.busyRun = run;
     return run;
   }
 
   /** Waits for the call in flight, then runs `op` as the next one. */
   async afterCurrent(op: () => Promise<void>): Promise<void> {
-    while (this.busy) await this.busy;
+    while (this.busyRun) await this.busyRun;
     await this.exclusive(op);
   }
 }

@@ -29,8 +29,9 @@ test('capabilityOf reads the declaration, absent flags as their default; support
   expect(capabilityOf(bare, 'leaderPush')).toBe('none');
   expect(capabilityOf(bare, 'tokenFloor')).toBe(false);
   expect(capabilityOf(bare, 'tokenClock')).toBe(false);
+  expect(capabilityOf(bare, 'leaseEndPush')).toBe(false);
   expect(capabilityOf(bare, 'leaderMetadata')).toEqual(NO_LEADER_METADATA);
-  for (const capability of ['listCandidates', 'push', 'leaderPush', 'tokenFloor', 'tokenClock'] as const) {
+  for (const capability of ['listCandidates', 'push', 'leaderPush', 'tokenFloor', 'tokenClock', 'leaseEndPush'] as const) {
     expect(supports(bare, capability)).toBe(false);
   }
   const memory = new MemoryBackend();
@@ -53,6 +54,7 @@ test.each([
   ['listCandidates without its flag', backendWith(NOTHING, ALL_METHODS.filter((m) => m !== 'listCandidates')), /has listCandidates\(\)/],
   ['push without watch', backendWith({ ...NOTHING, push: 'reliable' }, ALL_METHODS), /declares capabilities.push: "reliable" but has no watch/],
   ['watchLeader with leaderPush none', backendWith({ ...NOTHING, leaderPush: 'none' }, ALL_METHODS.filter((m) => m !== 'watchLeader')), /has watchLeader\(\)/],
+  ['leaseEndPush without push', backendWith({ ...NOTHING, leaseEndPush: true }, ALL_METHODS), /declares capabilities.leaseEndPush without capabilities.push: "none"/],
   ['isWatching without push', Object.assign(backendWith(NOTHING, ALL_METHODS.filter((m) => m !== 'isWatching')), { isWatching: () => true }), /has isWatching\(\) but declares capabilities.push: "none"/],
 ])('%s is refused with INVALID_OPTIONS, naming the disagreement', (_name, backend, message) => {
   expect(() => assertCapabilitiesConsistent(backend)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(message) }));

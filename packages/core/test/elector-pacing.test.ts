@@ -17,6 +17,7 @@ import {
   nextRenewal,
   nextSlot,
   onChangePushed,
+  onLeaseEndPushed,
   renewInterval,
   renewTimeoutMs,
   stepDownHoldOffUntil,
@@ -326,6 +327,57 @@ describe('follower: what a won campaign allows (judgeGrant)', () => {
     { name: 'after a stale term, campaigns again at retryMs when the floor cannot be raised', canRaiseTokenFloor: false, expected: 2_000 },
   ])('$name', ({ canRaiseTokenFloor, expected }) => {
     expect(afterStaleTerm({ canRaiseTokenFloor }, options)).toEqual({ action: 'campaign', delayMs: expected });
+  });
+});
+
+describe('a pushed lease end (onLeaseEndPushed)', () => {
+  type Snapshot = Parameters<typeof onLeaseEndPushed>[0];
+  const base: Snapshot = {
+    role: 'follower',
+    nowMs: 10_000,
+    leaseRemainingMs: 3_000,
+    push: 'best-effort',
+    watching: true,
+    leaseEndLook: true,
+    holdOffUntilMs: 0,
+  };
+  test.each<{ name: string; s: Partial<Snapshot>; expected: PacingDecision | null }>([
+    {
+      name: 'a follower looking at the lease end moves its look to the end pushed, past retryMs while its push is live',
+      s: {},
+      expected: { action: 'campaign', slotMs: 13_010 },
+    },
+    {
+      name: 'an expiry pushed (0 left) makes the follower campaign on the next poll slot',
+      s: { leaseRemainingMs: 0 },
+      expected: { action: 'campaign', slotMs: 10_010 },
+    },
+    {
+      name: 'with its push not live, the follower still looks no later than retryMs',
+      s: { watching: false },
+      expected: { action: 'campaign', slotMs: 12_000 },
+    },
+    {
+      name: 'a follower holding off after stepping down still waits for the hold-off',
+      s: { leaseRemainingMs: 100, holdOffUntilMs: 14_000 },
+      expected: { action: 'campaign', slotMs: 14_000 },
+    },
+    {
+      name: 'a follower whose next campaign is for another reason (a backoff, a record naming itself) keeps its timer',
+      s: { leaseEndLook: false },
+      expected: null,
+    },
+    { name: 'a leader keeps its renewal timer', s: { role: 'leader' }, expected: null },
+  ])('$name', ({ s, expected }) => {
+    expect(onLeaseEndPushed({ ...base, ...s }, options)).toEqual(expected);
+  });
+
+  test('renewals pushed every renew interval keep a follower from ever campaigning while the push is live', () => {
+    // Renewals every 1 000 ms of a 3 000 ms lease: each moves the look 3 s ahead of the push.
+    for (let nowMs = 10_000; nowMs < 70_000; nowMs += 1_000) {
+      const next = onLeaseEndPushed({ ...base, nowMs }, options)!;
+      expect(stepAt(nowMs, next)).toBeGreaterThan(nowMs + 1_000);
+    }
   });
 });
 

@@ -41,6 +41,7 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
     leaseEndsAt: a.leaseEndsAt && b.leaseEndsAt,
     transitions: a.transitions && b.transitions,
   };
+  // No leaseEndPush: a follower's look waits for both sides' leases, and watch passes no hints.
   return { listCandidates: capabilityOf(from, 'listCandidates'), push, leaderPush, tokenFloor: false, leaderMetadata };
 }
 
@@ -59,13 +60,17 @@ export function watchOf(s: Sides, dual: DualState): ElectionBackend['watch'] {
       b.watch!(
         election,
         candidateId,
-        b === s.to && s.phase === 'dual'
-          ? () => {
+        s.phase !== 'dual'
+          ? onChange
+          : (hint) => {
+              // A lease end pushed by one side says nothing of the other's: dropped (the follower
+              // looks at the lease's end as without it). Never a change: a leader would renew at
+              // each of its own renewals.
+              if (hint !== undefined) return;
               // `to` changed: it may be free now, look at once (see `campaignDual`).
-              dual.toBusy.delete(key);
+              if (b === s.to) dual.toBusy.delete(key);
               onChange();
-            }
-          : onChange,
+            },
       ),
     );
     return () => unwatches.forEach((unwatch) => unwatch());

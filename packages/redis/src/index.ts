@@ -1,7 +1,7 @@
 export { RedisBackend } from './redis-backend';
 export { REDIS_URL_PARAMETERS, failFastRedisOptions, parseRedisUrl, parseRedisUrlSettings } from './redis-options';
 export type { RedisUrlSettings } from './redis-options';
-export type { RedisBackendOptions, RedisClient } from './redis-options';
+export type { KeyspaceEventsMode, RedisBackendOptions, RedisClient } from './redis-options';
 export { DEFAULT_KEY_PREFIX, electionKeys } from './redis-keys';
 export type { ElectionKeys } from './redis-keys';
 export { redisProvider } from './redis-provider';

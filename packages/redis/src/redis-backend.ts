@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   ConclaveError,
   assertCandidateId,
@@ -11,13 +12,14 @@ import {
   type CampaignResult,
   type ElectionBackend,
   type LeaderInfo,
+  type LeaseEndHint,
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
 import { throwIfGivenUp, whenGivenUp } from '@conclave/core/internal';
 import { electionKeys, type ElectionKeys } from './redis-keys';
-import type { LeaseOps } from './redis-lease-ops';
+import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';
 import { resolveRedisOptions, type RedisBackendOptions, type ResolvedRedisOptions } from './redis-options';
 import { QuorumLeaseOps } from './redis-quorum';
@@ -58,6 +60,18 @@ export class RedisBackend implements ElectionBackend {
   private readonly nodes: RedisNode[];
   private readonly ops: LeaseOps;
   private closed = false;
+  /**
+   * Quiet followers (single master, keyspace events on): election → the length of the holder's
+   * last take or renewal, from the latest follower answer; absent when unknown.
+   */
+  private readonly holderLeases = new Map<string, number>();
+  /**
+   * Quiet followers with `trackCandidates`: "election\ninstance" → performance.now() by which the
+   * instance must campaign again to stay listed (see `quietCandidateTtlMs`).
+   */
+  private readonly listedUntil = new Map<string, number>();
+  /** "election\ninstance" → subscribes that watch to the lease key's keyspace channel, until it has. */
+  private readonly keyspaceAttach = new Map<string, () => void>();
 
   /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; connects in the background. */
   constructor(options: RedisBackendOptions) {
@@ -69,6 +83,9 @@ export class RedisBackend implements ElectionBackend {
       leaderPush: this.options.publish ? 'best-effort' : 'none',
       tokenFloor: true,
       tokenClock: this.options.tokenClockFloor,
+      // One master, unless turned off: followers are told of renewals by keyspace events when the
+      // server sends them. A quorum looks at each lease end (see leaseEndOf).
+      ...(!this.quorum && this.options.keyspaceEvents !== 'off' ? { leaseEndPush: true } : {}),
       leaderMetadata: LEADER_METADATA,
     };
     this.nodes = this.options.sources.map(
@@ -84,9 +101,22 @@ export class RedisBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (value !== undefined) assertLeaderValue(value, this.kind, election);
     throwIfGivenUp(signal, 'campaign', this.kind, election);
-    await this.subscriptionsSettled(keys.channel, leaseMs, signal);
+    // A watch whose keyspace subscription is not made yet (the server could not be asked) tries again.
+    this.keyspaceAttach.get(`${election}\n${candidateId}`)?.();
+    await this.subscriptionsSettled(keys, leaseMs, signal);
     throwIfGivenUp(signal, 'campaign', this.kind, election);
-    return this.ops.campaign(keys, election, candidateId, leaseMs, value);
+    // How long this campaign keeps the candidate listed: longer for a quiet follower, which
+    // campaigns again only halfway through (see leaseEndOf).
+    const listedFor = this.options.trackCandidates ? (this.quietOn() ? quietCandidateTtlMs(leaseMs) : candidateTtlMs(leaseMs)) : undefined;
+    const sentAt = performance.now();
+    const { holderLeaseMs, ...result } = await this.ops.campaign(keys, election, candidateId, leaseMs, value, listedFor);
+    if (result.role === 'follower') {
+      if (holderLeaseMs === undefined) this.holderLeases.delete(election);
+      else this.holderLeases.set(election, holderLeaseMs);
+    }
+    // Halfway through its listing, so that a follower told of every renewal still shows.
+    if (listedFor !== undefined && this.capabilities.leaseEndPush) this.listedUntil.set(`${election}\n${candidateId}`, sentAt + listedFor / 2);
+    return result;
   }
 
   async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
@@ -136,31 +166,107 @@ export class RedisBackend implements ElectionBackend {
    * Subscribes to the election's channel on every master (one shared subscriber connection per
    * master, made on first use). Messages are hints: a lost one is covered by the core's poll.
    */
-  watch(election: string, candidateId: string, onChange: () => void): () => void {
+  watch(election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void): () => void {
     assertElectionName(election, this.kind);
     assertInstanceId(candidateId, this.kind, election);
     // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
     // would escape synchronously from Elector.start()).
     if (this.closed) return () => undefined;
-    const { channel } = electionKeys(this.options.keyPrefix, election);
+    const { channel, lease } = electionKeys(this.options.keyPrefix, election);
     // In quorum mode one release publishes on every master: coalesce the copies that arrive
-    // together into one hint.
-    let pending = false;
-    const listener = () => {
-      if (pending) return;
-      pending = true;
-      setImmediate(() => {
-        pending = false;
-        if (!stopped) onChange();
-      });
+    // together into one hint. A change outweighs a lease end in the same burst (a revocation is a
+    // PEXPIRE and then a message); of several lease ends the soonest is passed on.
+    let pending: 'change' | number | null = null;
+    const deliver = (what: 'change' | number) => {
+      if (pending === null) {
+        setImmediate(() => {
+          const next = pending;
+          pending = null;
+          if (stopped || next === null) return;
+          if (next === 'change') onChange();
+          else onChange({ leaseRemainingMs: next });
+        });
+        pending = what;
+      } else if (pending !== 'change') {
+        pending = what === 'change' ? what : Math.min(pending, what);
+      }
     };
     let stopped = false;
-    const unsubscribers = this.nodes.map((node) => node.watch(channel, listener));
+    const unsubscribers = this.nodes.map((node) => node.watch(channel, () => deliver('change')));
+    const watchKey = `${election}\n${candidateId}`;
+    if (this.capabilities.leaseEndPush) {
+      // One master: the lease key's keyspace channel, once the server is known to send its events.
+      // If the server could not be asked yet, each campaign of this candidate asks again.
+      const node = this.nodes[0]!;
+      const keyspaceChannel = this.keyspaceChannel(lease);
+      let attached = false;
+      let asking = false;
+      const attach = () => {
+        if (attached || asking || stopped || this.closed) return;
+        asking = true;
+        void node.keyspaceEvents(this.options.keyspaceEvents).then((on) => {
+          asking = false;
+          if (!on || attached || stopped || this.closed) return;
+          attached = true;
+          this.keyspaceAttach.delete(watchKey);
+          unsubscribers.push(
+            node.watch(keyspaceChannel, (event) => {
+              const hint = this.leaseEndOf(event, election, candidateId);
+              if (hint !== null) deliver(hint);
+            }),
+          );
+        });
+      };
+      this.keyspaceAttach.set(watchKey, attach);
+      attach();
+    }
     return () => {
       if (stopped) return;
       stopped = true;
+      this.listedUntil.delete(watchKey);
+      this.keyspaceAttach.delete(watchKey);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
+  }
+
+  /**
+   * What a keyspace event on the lease key tells a follower (see the keyspace notifications of
+   * https://redis.io/docs/latest/develop/use/keyspace-notifications/): `expire` (the PEXPIRE of a
+   * renewal, a take, a join; also of a revocation, which publishes a change after it) → the lease
+   * now ends one holder's lease from now; `expired` → it has ended (0); `del` (a release, a forced
+   * install) → a change. The holder's lease length comes from the follower's last answer; unknown,
+   * a renewal tells nothing. With candidates tracked, the end is brought forward to when this
+   * candidate must campaign to stay listed. Anything else (`hset`, a reconnect): null.
+   */
+  private leaseEndOf(event: string | null, election: string, candidateId: string): 'change' | number | null {
+    if (event === 'del') return 'change';
+    if (event === 'expired') return 0;
+    if (event !== 'expire') return null;
+    const holderLease = this.holderLeases.get(election);
+    if (holderLease === undefined) return null;
+    const listedUntil = this.listedUntil.get(`${election}\n${candidateId}`);
+    return listedUntil === undefined ? holderLease : Math.max(0, Math.min(holderLease, Math.floor(listedUntil - performance.now())));
+  }
+
+  /** The lease key's keyspace channel on the one master (its database, its client's key prefix). */
+  private keyspaceChannel(lease: string): string {
+    const { options } = this.nodes[0]!.client;
+    return `__keyspace@${options.db ?? 0}__:${options.keyPrefix ?? ''}${lease}`;
+  }
+
+  /** Whether followers are told of renewals now (single master, keyspace events on). */
+  private quietOn(): boolean {
+    return this.capabilities.leaseEndPush === true && this.nodes[0]!.keyspaceStatus === 'on';
+  }
+
+  /**
+   * For tests and diagnostics: whether the master sends the keyspace events quiet followers need
+   * (`'on'`), does not (`'off'`), refused `CONFIG` (`'refused'`), or has not been asked yet
+   * (`'unknown'`: no election watched yet, or the server not reached). Always `'off'` in quorum
+   * mode or with `keyspaceEvents: 'off'`.
+   */
+  keyspaceEventsStatus(): 'on' | 'off' | 'refused' | 'unknown' {
+    return this.capabilities.leaseEndPush ? this.nodes[0]!.keyspaceStatus : 'off';
   }
 
   /**
@@ -226,13 +332,19 @@ export class RedisBackend implements ElectionBackend {
    * campaign first waits for the election's SUBSCRIBE to be confirmed on every master that is
    * connected or connecting — at most a quarter of the lease (or commandTimeoutMs), so the wait
    * never eats the lease. This costs one wait, on the first campaign after `watch`. It ends early
-   * when the caller gives up on the campaign (`signal`), which is then not sent.
+   * when the caller gives up on the campaign (`signal`), which is then not sent. With keyspace
+   * events it also waits for the check of the server's setting and the lease key's SUBSCRIBE, so
+   * that the first answer already counts on them (a quiet follower's listing, its first renewal).
    */
-  private async subscriptionsSettled(channel: string, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
+  private async subscriptionsSettled(keys: ElectionKeys, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const givenUp = whenGivenUp(signal);
+    const node = this.nodes[0]!;
+    const keyspace = this.capabilities.leaseEndPush
+      ? node.keyspaceEvents(this.options.keyspaceEvents).then((on) => (on ? node.subscribed(this.keyspaceChannel(keys.lease)) : undefined))
+      : Promise.resolve();
     await Promise.race([
-      Promise.all(this.nodes.map((node) => node.subscribed(channel))),
+      Promise.all([...this.nodes.map((node) => node.subscribed(keys.channel)), keyspace]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, Math.min(this.options.commandTimeoutMs, Math.floor(leaseMs / 4)));
       }),

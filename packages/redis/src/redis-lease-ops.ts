@@ -6,8 +6,20 @@ import type { ElectionKeys } from './redis-keys';
  * validated by `RedisBackend` before these are called.
  */
 export interface LeaseOps {
-  /** `value`: published with the candidacy, undefined when none. */
-  campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number, value: string | undefined): Promise<CampaignResult>;
+  /**
+   * `value`: published with the candidacy, undefined when none. `candidateTtlMs`: how long the
+   * candidate stays listed, when not the usual `candidateTtlMs(leaseMs)` (a quiet follower, which
+   * campaigns seldom). A follower's answer may carry `holderLeaseMs`, the length of the holder's
+   * last take or renewal (one master only), which the backend takes off before answering.
+   */
+  campaign(
+    keys: ElectionKeys,
+    election: string,
+    candidateId: string,
+    leaseMs: number,
+    value: string | undefined,
+    candidateTtlMs?: number,
+  ): Promise<CampaignResult & { holderLeaseMs?: number }>;
   renew(keys: ElectionKeys, election: string, candidateId: string, token: number, leaseMs: number): Promise<RenewResult>;
   release(keys: ElectionKeys, election: string, candidateId: string, token: number | null): Promise<void>;
   getLeader(keys: ElectionKeys, election: string): Promise<LeaderInfo | null>;
@@ -20,6 +32,15 @@ export interface LeaseOps {
 /** How long a candidate stays listed after its last campaign or renewal, for a given lease. */
 export function candidateTtlMs(leaseMs: number): number {
   return 3 * leaseMs;
+}
+
+/**
+ * How long a quiet follower (one told of renewals by keyspace events, which sends nothing while
+ * they come) stays listed after its last campaign: it campaigns again halfway through, so the
+ * longer this is, the less a follower sends, and the longer a dead one stays listed.
+ */
+export function quietCandidateTtlMs(leaseMs: number): number {
+  return Math.max(candidateTtlMs(leaseMs), 60_000);
 }
 
 /** A token as the scripts return it (decimal string); '0' means "not committed yet". */

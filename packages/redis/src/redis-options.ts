@@ -73,7 +73,23 @@ export interface RedisBackendOptions {
    * `?tokenClockFloor=`; this option wins over the URL.
    */
   tokenClockFloor?: boolean;
+  /**
+   * Whether followers learn of the leader's renewals from Redis keyspace notifications, so that
+   * they send nothing while their subscription is live (one master only; a quorum always looks at
+   * each lease end). They need `notify-keyspace-events` to hold `K` and `g` (or `K` and `A`);
+   * `Kgx` is advised (`x`: an expired lease is pushed too).
+   * - `'auto'` (default): use them when the server already sends them (`CONFIG GET`); never
+   *   change the server's configuration.
+   * - `'configure'`: also turn them on (`CONFIG SET`, adding `Kgx` to what is set).
+   * - `'off'`: never; followers look at each lease end (`capabilities.leaseEndPush` false).
+   * When the server does not send them (or refuses `CONFIG`), followers look at each lease end
+   * as with `'off'`.
+   */
+  keyspaceEvents?: KeyspaceEventsMode;
 }
+
+/** See `RedisBackendOptions.keyspaceEvents`. */
+export type KeyspaceEventsMode = 'auto' | 'configure' | 'off';
 
 /**
  * What the backend needs to open one master. `db`: the database the URL names, which the node
@@ -92,6 +108,7 @@ export interface ResolvedRedisOptions {
   trackCandidates: boolean;
   driftFactor: number;
   tokenClockFloor: boolean;
+  keyspaceEvents: KeyspaceEventsMode;
 }
 
 /**
@@ -184,6 +201,12 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   const publish = assertBoolean(o.publish, 'publish', true);
   const trackCandidates = assertBoolean(o.trackCandidates, 'trackCandidates', true);
   const tokenClockFloor = assertBoolean(o.tokenClockFloor, 'tokenClockFloor', urlFloor ?? true);
+  const keyspaceEvents = o.keyspaceEvents ?? 'auto';
+  if (keyspaceEvents !== 'auto' && keyspaceEvents !== 'configure' && keyspaceEvents !== 'off') {
+    throw new ConclaveError('INVALID_OPTIONS', `keyspaceEvents must be 'auto', 'configure' or 'off', got ${describeValue(keyspaceEvents)}`, {
+      backend: KIND,
+    });
+  }
   const redisOptions: RedisOptions = { ...failFastRedisOptions(commandTimeoutMs), ...(o.redisOptions ?? {}) };
   return {
     sources,
@@ -196,6 +219,7 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     trackCandidates,
     driftFactor,
     tokenClockFloor,
+    keyspaceEvents,
   };
 }
 

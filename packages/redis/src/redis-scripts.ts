@@ -28,7 +28,9 @@ local function next_token(term, floor)
   return n
 end
 -- Leader metadata kept in the lease hash: value (published by the holder; ARGV '' = none, else
--- '=' then the value), since (the term's start) and renewed (last take, join or renewal), server ms.
+-- '=' then the value), since (the term's start) and renewed (last take, join or renewal), server ms;
+-- and lease, the length (ms) of the holder's last take, join or renewal, which followers read to
+-- know when a renewal they are told of ends (keyspace notifications carry no TTL).
 local function set_value(key, arg)
   if not arg or arg == '' then redis.call('HDEL', key, 'value') else redis.call('HSET', key, 'value', string.sub(arg, 2)) end
 end
@@ -84,8 +86,8 @@ end
  * lease forced to it is adopted, same term, once committed), elected (channel told of a new term
  * for observers; '' = none; only when assign is '1'), value ('' = none, else '=' value).
  * Returns {1, token, term, now} already ours (lease extended) | {2, token, term, now} taken now |
- * {0, holder, token, pttl} held by another | {3, waitMs, term, now} free, but this master is
- * inside its restart fence for waitMs more.
+ * {0, holder, token, pttl, lease length or false} held by another | {3, waitMs, term, now} free,
+ * but this master is inside its restart fence for waitMs more.
  */
 export const CAMPAIGN = script(
   'campaign',
@@ -103,12 +105,12 @@ if cur[1] then
   -- '0'): adopting a quorum force's prepared lease would make its COMMIT miss this master.
   if cur[1] == id or (cur[1] == ARGV[6] and cur[2] ~= '0') then
     if cur[1] ~= id then redis.call('HSET', KEYS[1], 'holder', id) end
-    redis.call('HSET', KEYS[1], 'renewed', str(now))
+    redis.call('HSET', KEYS[1], 'renewed', str(now), 'lease', str(lease))
     set_value(KEYS[1], ARGV[8])
     redis.call('PEXPIRE', KEYS[1], lease)
     return {1, cur[2] or '0', str(term), str(now)}
   end
-  return {0, cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1])}
+  return {0, cur[1], cur[2] or '0', redis.call('PTTL', KEYS[1]), redis.call('HGET', KEYS[1], 'lease')}
 end
 local wait = fence_wait(KEYS[4], lease)
 if wait > 0 then return {3, str(wait), str(term), str(now)} end
@@ -117,7 +119,7 @@ if ARGV[4] == '1' then
   token = str(next_token(term, ARGV[5]))
   redis.call('SET', KEYS[2], token)
 end
-redis.call('HSET', KEYS[1], 'holder', id, 'token', token, 'since', str(now), 'renewed', str(now))
+redis.call('HSET', KEYS[1], 'holder', id, 'token', token, 'since', str(now), 'renewed', str(now), 'lease', str(lease))
 set_value(KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[1], lease)
 if ARGV[4] == '1' and ARGV[7] and ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], 'elected') end
@@ -165,7 +167,7 @@ elseif ARGV[5] == '1' and (not cur[1] or (cur[1] == id and cur[2] == '0'))
   code = 2
 end
 if code == 0 then return {0, cur[1], cur[2]} end
-redis.call('HSET', KEYS[1], 'renewed', str(now))
+redis.call('HSET', KEYS[1], 'renewed', str(now), 'lease', str(lease))
 if code == 2 and not redis.call('HGET', KEYS[1], 'since') then redis.call('HSET', KEYS[1], 'since', str(now)) end
 redis.call('PEXPIRE', KEYS[1], lease)
 if cttl > 0 then
@@ -256,7 +258,7 @@ if ARGV[3] == '1' then
   redis.call('SET', KEYS[2], token)
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token, 'since', str(now), 'renewed', str(now))
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'token', token, 'since', str(now), 'renewed', str(now), 'lease', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 if ARGV[3] == '1' and ARGV[5] == '1' then redis.call('PUBLISH', ARGV[6], 'forced') end
 return {1, token, str(term), str(now)}

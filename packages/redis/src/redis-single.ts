@@ -27,14 +27,21 @@ export class SingleLeaseOps implements LeaseOps {
     private readonly options: ResolvedRedisOptions,
   ) {}
 
-  async campaign(keys: ElectionKeys, election: string, candidateId: string, leaseMs: number, value: string | undefined): Promise<CampaignResult> {
+  async campaign(
+    keys: ElectionKeys,
+    election: string,
+    candidateId: string,
+    leaseMs: number,
+    value: string | undefined,
+    candidateTtlMs?: number,
+  ): Promise<CampaignResult & { holderLeaseMs?: number }> {
     const reply = (await this.node.run({
       script: CAMPAIGN,
       keys: [keys.lease, keys.term, keys.candidates, keys.epoch],
       args: [
         candidateId,
         leaseMs,
-        this.cttl(leaseMs),
+        this.options.trackCandidates ? (candidateTtlMs ?? this.cttl(leaseMs)) : 0,
         '1',
         this.options.tokenClockFloor ? '1' : '0',
         candidateOf(candidateId),
@@ -42,7 +49,7 @@ export class SingleLeaseOps implements LeaseOps {
         valueArg(value),
       ],
       election,
-    })) as [number, string, string, string | number];
+    })) as [number, string, string, string | number, (string | null)?];
     if (reply[0] === 3) {
       // Restart fence: nobody leads; look again when it ends.
       return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: Math.max(0, Number(reply[1])) };
@@ -57,11 +64,13 @@ export class SingleLeaseOps implements LeaseOps {
       // A revoked lease: nobody leads until it could have ended.
       return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: tombstoneLookAgainMs(reply[1], Math.max(0, pttl)) };
     }
+    const holderLeaseMs = Number(reply[4] ?? NaN);
     return {
       role: 'follower',
       leaderId: reply[1],
       token: parseToken(reply[2]),
       ...(pttl >= 0 ? { leaseRemainingMs: pttl } : {}),
+      ...(Number.isSafeInteger(holderLeaseMs) && holderLeaseMs > 0 ? { holderLeaseMs } : {}),
     };
   }
 

@@ -45,8 +45,8 @@ export function freezable(backend: ElectionBackend): { backend: ElectionBackend;
   const wrapped = forwardBackend(backend, {
     all: (method, _args, invoke) => (frozen && hung.has(method) ? new Promise<never>(() => undefined) : invoke()),
     watch: (next, e, c, f) =>
-      next(e, c, () => {
-        if (!frozen) f();
+      next(e, c, (hint) => {
+        if (!frozen) f(hint);
       }),
   });
   return { backend: wrapped, freeze: () => void (frozen = true) };

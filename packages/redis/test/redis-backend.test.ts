@@ -32,6 +32,15 @@ describe('RedisBackend options', () => {
     expect(await code(() => new RedisBackend({ url: SHARED_URL, defaultLeaseMs: 0 }))).toBe('INVALID_OPTIONS');
     expect(await code(() => new RedisBackend({ url: SHARED_URL, driftFactor: 0.9 }))).toBe('INVALID_OPTIONS');
     expect(await code(() => new RedisBackend({ url: SHARED_URL, publish: 'yes' as never }))).toBe('INVALID_OPTIONS');
+    expect(await code(() => new RedisBackend({ url: SHARED_URL, keyspaceEvents: 'on' as never }))).toBe('INVALID_OPTIONS');
+  });
+
+  test('capabilities.leaseEndPush is declared on one master unless keyspaceEvents is off, never in quorum mode', () => {
+    const lazy = { redisOptions: { lazyConnect: true } };
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', ...lazy }).capabilities.leaseEndPush).toBe(true);
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'configure', ...lazy }).capabilities.leaseEndPush).toBe(true);
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'off', ...lazy }).capabilities.leaseEndPush).toBeUndefined();
+    expect(pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', ...lazy }).capabilities.leaseEndPush).toBeUndefined();
   });
 
   test('a comma-separated URL means quorum mode', () => {

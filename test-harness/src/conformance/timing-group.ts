@@ -4,6 +4,7 @@ import type { SuiteContext } from './suite-context';
 import { addAdminEndingTests } from './timing/admin-ending-tests';
 import { addDeadlineTests } from './timing/deadline-tests';
 import { addKnownCapabilitiesTest } from './timing/known-capabilities-test';
+import { addLeaseEndPushTest } from './timing/lease-end-push-test';
 import { addPushWakeTest } from './timing/push-wake-test';
 import { addReleaseTests } from './timing/release-tests';
 import { addNoEarlyHandOnAfterAdminTests, addNoEarlyHandOnTest } from './timing/server-hand-on-tests';
@@ -12,7 +13,8 @@ import { addSignalAbortTests } from './timing/signal-abort-tests';
 /**
  * Timing, pinned down deterministically: when a leader's deadline falls, what ends a term and
  * when its signal aborts, that a release frees the lease at once, that the server never frees it
- * early, and that push wakes a follower long before any poll could.
+ * early, that push wakes a follower long before any poll could, and that pushed lease ends never
+ * keep a follower past a crashed leader's lease.
  */
 export function describeTiming(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
   describe('timing', () => {
@@ -24,6 +26,7 @@ export function describeTiming(ctx: () => SuiteContext, declared: DeclaresCapabi
     addAdminEndingTests(ctx);
     addNoEarlyHandOnAfterAdminTests(ctx);
     addPushWakeTest(ctx, declared);
+    addLeaseEndPushTest(ctx, declared);
     addKnownCapabilitiesTest(ctx, declared);
   });
 }

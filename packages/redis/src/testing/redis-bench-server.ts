@@ -30,15 +30,19 @@ function redisInfo(port: number, timeoutMs = 5000): Promise<string> {
 /** Commands the backend's Lua scripts run (src/redis-scripts.ts); nothing else sends them here. */
 const SCRIPT_INNER = new Set(['del', 'get', 'hget', 'hmget', 'hset', 'pexpire', 'pttl', 'publish', 'set', 'time', 'zadd', 'zrange', 'zrem', 'zremrangebyscore']);
 
-/** The bench's Redis: a private redis-server on a free port, so that only the bench's traffic is counted. */
+/**
+ * The bench's Redis: a private redis-server on a free port, so that only the bench's traffic is
+ * counted, with the keyspace events quiet followers need (`notify-keyspace-events Kgx`, see the
+ * package README), as a Redis that holds elections should be configured.
+ */
 export async function startRedisBenchServer(): Promise<BenchServer> {
-  const server = await RedisServer.start();
+  const server = await RedisServer.start({ args: ['--notify-keyspace-events', 'Kgx'] });
   const port = server.port;
   return {
     port,
     url: (p = port) => `redis://127.0.0.1:${p}`,
     counterName: 'client commands (INFO commandstats calls of EVALSHA/EVAL and other top-level commands; commands run inside scripts and INFO excluded); network reads (total_reads_processed)',
-    description: `private redis-server on 127.0.0.1:${port}`,
+    description: `private redis-server on 127.0.0.1:${port} (notify-keyspace-events Kgx)`,
     async counters() {
       const info = await redisInfo(port);
       // Requests from clients: script calls and other top-level commands. commandstats also

@@ -9,7 +9,8 @@ export const redisKit: BackendKit = {
   topologies: ['single', 'no-persistence', 'quorum', 'duplicate-id'],
   startFaultEnvironment: startRedisFaultEnvironment,
   startBenchServer: () => startRedisBenchServer(),
-  // Followers wait on pub/sub and the lease's end: none of their traffic is periodic (the margin
-  // covers one re-read in a window).
+  // Followers wait on pub/sub, and keyspace events push each renewal's new lease end (the bench's
+  // server sends them): none of their traffic is periodic (the margin covers one re-read in a
+  // window, e.g. the campaign that keeps a quiet follower listed, every 30 s).
   followerAllowance: () => ({ maxPerSec: 0.05, target: 'no polling' }),
 };
