@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { freePort, freezeProcess, waitForPort } from '@conclave/test-harness/tools';
 
-/** The etcd binary: ETCD_BINARY, else Debian's etcd-server package. */
-export const ETCD_BINARY = process.env.ETCD_BINARY ?? '/usr/bin/etcd';
+/** The etcd binary: ETCD_BINARY, else `etcd` on PATH (Debian's etcd-server package). */
+export const ETCD_BINARY = process.env.ETCD_BINARY ?? 'etcd';
 
 /** One member of a private etcd cluster. */
 export interface EtcdMember {
