@@ -54,13 +54,10 @@ describe('etcd fencing tokens', () => {
       // forceLeader promotes a candidate whose key exists: one the restart did not leave between
       // campaigns (a leader that lost its term during the outage released it).
       const current = leaderId()!;
-      let next: string | undefined;
-      await eventually(async () => {
-        const campaigning = await admin.listCandidates(election).catch(() => []);
-        next = campaigning.find((id) => id !== current);
-        return next !== undefined;
+      const next = await eventually(async () => {
+        const campaigning = await admin.listCandidates(election).catch(() => [] as string[]);
+        return campaigning.find((id) => id !== current);
       }, 'a follower campaigning', 20_000);
-      next = next!;
       step = `force ${next} after restart ${round}`;
       const forced = await admin.forceLeader(election, next);
       expect(forced.candidateId).toBe(next);
