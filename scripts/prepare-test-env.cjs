@@ -25,9 +25,8 @@ const path = require('node:path');
 
 /**
  * What the tests run on this machine, with the Debian packages that provide it. A new backend
- * whose tests start their own servers adds one entry (etcd would be
- * `{ name: 'etcd', present: (p) => p.command('etcd'), apt: ['etcd-server'] }`).
- * `present` gets a probe (see makeProbe) and must not do I/O beyond looking at files.
+ * whose tests start their own servers adds one entry. `present` gets a probe (see makeProbe) and
+ * must not do I/O beyond looking at files.
  */
 const REQUIREMENTS = [
   {
@@ -57,6 +56,12 @@ const REQUIREMENTS = [
     name: 'MariaDB (mariadbd, mariadb-install-db, mariadb)',
     present: (p) => p.command('mariadbd') && p.command('mariadb-install-db') && p.command('mariadb'),
     apt: ['mariadb-server', 'mariadb-client'],
+  },
+  {
+    // packages/etcd/src/testing/etcd-server.ts: private members (one, or a cluster of three).
+    name: 'etcd',
+    present: (p) => p.command(p.env.ETCD_BINARY || 'etcd'),
+    apt: ['etcd-server'],
   },
 ];
 

@@ -24,20 +24,24 @@ describe('prepare-test-env', () => {
   it('finds nothing under an empty root and names every package once', () => {
     const missing = env.missingRequirements(probe());
     expect(missing).toHaveLength(env.REQUIREMENTS.length);
-    expect(env.aptPackages(missing)).toEqual(['default-jre-headless', 'zookeeper', 'redis-server', 'mariadb-server', 'mariadb-client']);
+    expect(env.aptPackages(missing)).toEqual(['default-jre-headless', 'zookeeper', 'redis-server', 'mariadb-server', 'mariadb-client', 'etcd-server']);
   });
 
   it('finds programs on PATH or in sbin, and ZooKeeper where the launcher looks', () => {
-    for (const f of ['/usr/bin/java', '/usr/bin/redis-server', '/usr/sbin/mariadbd', '/usr/bin/mariadb-install-db', '/usr/bin/mariadb']) touch(f);
+    for (const f of ['/usr/bin/java', '/usr/bin/redis-server', '/usr/sbin/mariadbd', '/usr/bin/mariadb-install-db', '/usr/bin/mariadb', '/usr/bin/etcd']) touch(f);
     expect(env.missingRequirements(probe()).map((r: { name: string }) => r.name)).toEqual(["ZooKeeper's jars"]);
     touch('/opt/zookeeper/lib/zookeeper-3.9.2.jar');
     expect(env.missingRequirements(probe())).toEqual([]);
   });
 
-  it('honours REDIS_SERVER and leaves ZOOKEEPER_CLASSPATH to its own check', () => {
+  it('honours REDIS_SERVER and ETCD_BINARY and leaves ZOOKEEPER_CLASSPATH to its own check', () => {
     touch('/custom/redis-server-7');
-    const names = env.missingRequirements(probe({ REDIS_SERVER: '/custom/redis-server-7', ZOOKEEPER_CLASSPATH: '/x' })).map((r: { name: string }) => r.name);
+    touch('/custom/etcd-3.5');
+    const names = env
+      .missingRequirements(probe({ REDIS_SERVER: '/custom/redis-server-7', ETCD_BINARY: '/custom/etcd-3.5', ZOOKEEPER_CLASSPATH: '/x' }))
+      .map((r: { name: string }) => r.name);
     expect(names).not.toContain('redis-server');
+    expect(names).not.toContain('etcd');
     expect(names).not.toContain("ZooKeeper's jars");
   });
 

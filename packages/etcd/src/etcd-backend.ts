@@ -88,11 +88,13 @@ export class EtcdBackend implements ElectionBackend {
   private readonly turns = new CandidateTurns();
   private readonly watches: PredecessorWatches;
   private readonly warned = new Set<string>();
+  private readonly requestTimeoutMs: number;
   private closed = false;
 
   /** Validates options (INVALID_OPTIONS, INVALID_NAME); does no I/O. */
   constructor(options: EtcdBackendOptions) {
     const resolved = resolveEtcdOptions(options);
+    this.requestTimeoutMs = resolved.requestTimeoutMs;
     if (resolved.mode === 'client') {
       this.client = resolved.client;
       this.ownsClient = false;
@@ -309,7 +311,7 @@ export class EtcdBackend implements ElectionBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.watches.close();
+    await this.watches.close(Math.min(this.requestTimeoutMs, 1_000));
     const leases = [...this.leases.values()];
     this.leases.clear();
     this.candidacies.clear();

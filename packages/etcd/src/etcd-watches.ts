@@ -8,6 +8,8 @@ interface Subscription {
   onChange: () => void;
   /** The etcd watcher on the key this candidate waits for; null while none is up. */
   watcher: Watcher | null;
+  /** A watcher attached but not yet confirmed by the server (cancelled with the subscription). */
+  pending: Watcher | null;
   /** The key watched (predecessor, or the fence for the head). */
   target: string | null;
   /** Bumped on every re-resolve, so a late watcher of an older resolve is cancelled. */
@@ -33,7 +35,7 @@ export class PredecessorWatches {
   ) {}
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
-    const sub: Subscription = { election, instanceId, onChange, watcher: null, target: null, generation: 0, closed: false };
+    const sub: Subscription = { election, instanceId, onChange, watcher: null, pending: null, target: null, generation: 0, closed: false };
     const id = this.idOf(election, instanceId);
     let set = this.subscriptions.get(id);
     if (!set) this.subscriptions.set(id, (set = new Set()));
@@ -44,7 +46,7 @@ export class PredecessorWatches {
       sub.closed = true;
       set!.delete(sub);
       if (set!.size === 0 && this.subscriptions.get(id) === set) this.subscriptions.delete(id);
-      this.drop(sub);
+      void this.drop(sub);
     };
   }
 
@@ -71,26 +73,38 @@ export class PredecessorWatches {
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * Cancels every watcher, waiting up to `timeoutMs` for the server to confirm: a watcher left
+   * attached would have etcd3 re-establish its watch stream, with backoff, even after the client
+   * is closed (the process would never exit).
+   */
+  async close(timeoutMs: number): Promise<void> {
     this.closed = true;
     const all = [...this.subscriptions.values()].flatMap((s) => [...s]);
     this.subscriptions.clear();
+    const cancels: Array<Promise<void>> = [];
     for (const sub of all) {
       sub.closed = true;
-      this.drop(sub);
+      cancels.push(...this.drop(sub));
     }
+    if (cancels.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(cancels), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   private idOf(election: string, instanceId: string): string {
     return `${election}\n${instanceId}`;
   }
 
-  private drop(sub: Subscription): void {
+  /** Ends the subscription's watch (confirmed or still pending); the cancellations, settled. */
+  private drop(sub: Subscription): Array<Promise<void>> {
     sub.generation++;
-    const w = sub.watcher;
+    const watchers = [sub.watcher, sub.pending].filter((w): w is Watcher => w !== null);
     sub.watcher = null;
+    sub.pending = null;
     sub.target = null;
-    if (w) void w.cancel().catch(() => undefined);
+    return watchers.map((w) => w.cancel().catch(() => undefined));
   }
 
   /**
@@ -100,7 +114,7 @@ export class PredecessorWatches {
    */
   private resolve(sub: Subscription): void {
     if (sub.closed || this.closed) return;
-    this.drop(sub);
+    void this.drop(sub);
     const generation = sub.generation;
     const own = this.keys.candidate(sub.election, sub.instanceId);
     void (async () => {
@@ -111,15 +125,24 @@ export class PredecessorWatches {
       // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
       const target = at < 0 ? (keys[0] ?? null) : at === 0 ? this.keys.fence(sub.election) : keys[at - 1]!;
       if (target === null) return;
-      const watcher = await this.client
+      // Attached at once and kept as pending, so that a subscription dropped before the server
+      // confirms the watch (a member down: it may never) still cancels it.
+      const watcher = this.client
         .watch()
         .key(target)
         .startRevision(String(Number(listing.header.revision) + 1))
-        .create();
+        .watcher();
+      sub.pending = watcher;
+      await new Promise<void>((resolve, reject) => {
+        watcher.once('connected', () => resolve());
+        watcher.once('error', reject);
+        watcher.once('end', () => reject(new Error('watch cancelled')));
+      });
       if (sub.closed || sub.generation !== generation) {
         void watcher.cancel().catch(() => undefined);
         return;
       }
+      sub.pending = null;
       sub.watcher = watcher;
       sub.target = target;
       const fire = () => {
@@ -130,11 +153,12 @@ export class PredecessorWatches {
       watcher.on('delete', fire);
       if (at === 0) watcher.on('put', fire);
       watcher.on('error', () => {
-        if (sub.generation === generation) this.drop(sub);
+        if (sub.generation === generation) void this.drop(sub);
       });
       // A subscription in place may have missed nothing; a change before it is the caller's to read.
     })().catch(() => {
-      if (sub.generation === generation) sub.watcher = null;
+      // No watch: the core polls; a watcher still attached is cancelled (see close()).
+      if (sub.generation === generation) void this.drop(sub);
     });
   }
 }

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { freePort, freezeProcess, waitForPort } from '@conclave/test-harness/tools';
+import { startEtcdPeerLinks, type EtcdPeerLinks } from './etcd-peer-links';
 
-/** The etcd binary: ETCD_BINARY, else Debian's etcd-server package. */
-export const ETCD_BINARY = process.env.ETCD_BINARY ?? '/usr/bin/etcd';
+/** The etcd binary: ETCD_BINARY, else `etcd` on PATH (Debian's etcd-server package). */
+export const ETCD_BINARY = process.env.ETCD_BINARY ?? 'etcd';
 
 /** One member of a private etcd cluster. */
 export interface EtcdMember {
@@ -28,6 +29,15 @@ export interface EtcdCluster {
   readonly members: readonly EtcdMember[];
   /** `etcd://127.0.0.1:p1,127.0.0.1:p2…` */
   readonly url: string;
+  /**
+   * With `peerLinks`: member `index` cut from its peers, both ways (`silent`: bytes dropped,
+   * sockets open; `cut`: reset and refused), while its clients still reach it.
+   */
+  isolate(index: number, how?: 'silent' | 'cut'): void;
+  /** Ends `isolate`. */
+  heal(): void;
+  /** The member the others follow (the Raft leader most members report), or null. */
+  leaderIndex(): Promise<number | null>;
   /** Stops every member and removes the data directories. Idempotent. */
   stop(): Promise<void>;
 }
@@ -43,6 +53,8 @@ export interface StartEtcdOptions {
   electionTimeoutMs?: number;
   /** Longest wait for the members to serve, ms. Default 30 000. */
   startTimeoutMs?: number;
+  /** Peer traffic through proxies that can isolate one member (see `EtcdPeerLinks`). Default false. */
+  peerLinks?: boolean;
 }
 
 /**
@@ -57,7 +69,18 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
   const root = await mkdtemp(join(tmpdir(), 'conclave-etcd-'));
   const specs: Array<{ name: string; port: number; peerPort: number; dir: string }> = [];
   for (let i = 0; i < n; i++) specs.push({ name: `m${i}`, port: await freePort(), peerPort: await freePort(), dir: join(root, `m${i}`) });
-  const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peerPort}`).join(',');
+  let links: EtcdPeerLinks | null = null;
+  if (options.peerLinks) {
+    try {
+      links = await startEtcdPeerLinks(specs.map((s) => s.peerPort));
+    } catch (err) {
+      await rm(root, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  // Peers reach a member at its advertised peer URL: its proxy, with peerLinks.
+  const advertisedPeer = (i: number) => `http://127.0.0.1:${links ? links.advertisedPort(i) : specs[i]!.peerPort}`;
+  const initialCluster = specs.map((s, i) => `${s.name}=${advertisedPeer(i)}`).join(',');
   const children: Array<ChildProcess | null> = specs.map(() => null);
   let stopped = false;
 
@@ -71,6 +94,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
     const s = specs[i]!;
     const client = `http://127.0.0.1:${s.port}`;
     const peer = `http://127.0.0.1:${s.peerPort}`;
+    const advertised = advertisedPeer(i);
     const env = { ...process.env };
     // etcd 3.4 refuses to start on some architectures unless told to.
     if (process.arch !== 'x64' && env.ETCD_UNSUPPORTED_ARCH === undefined) env.ETCD_UNSUPPORTED_ARCH = process.arch;
@@ -82,7 +106,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
         '--listen-client-urls', client,
         '--advertise-client-urls', client,
         '--listen-peer-urls', peer,
-        '--initial-advertise-peer-urls', peer,
+        '--initial-advertise-peer-urls', advertised,
         '--initial-cluster', initialCluster,
         '--initial-cluster-state', 'new',
         '--initial-cluster-token', `conclave-${root}`,
@@ -95,6 +119,10 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
     );
     proc.on('error', () => undefined);
     children[i] = proc;
+    links?.setPid(i, proc.pid ?? null);
+    proc.once('exit', () => {
+      if (children[i] === proc || children[i] === null) links?.setPid(i, null);
+    });
     return proc;
   };
 
@@ -115,6 +143,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
         await exited(proc);
       }),
     );
+    await links?.close();
     await rm(root, { recursive: true, force: true });
   };
 
@@ -153,7 +182,48 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
     },
   }));
 
-  return { members, url: `etcd://${specs.map((s) => `127.0.0.1:${s.port}`).join(',')}`, stop };
+  return {
+    members,
+    url: `etcd://${specs.map((s) => `127.0.0.1:${s.port}`).join(',')}`,
+    isolate(index, how) {
+      if (!links) throw new Error('start the cluster with { peerLinks: true } to isolate a member');
+      if (!Number.isInteger(index) || index < 0 || index >= n) throw new Error(`no member ${index}`);
+      links.isolate(index, how);
+    },
+    heal() {
+      links?.heal();
+    },
+    leaderIndex: () => leaderIndex(specs.map((s) => s.port)),
+    stop,
+  };
+}
+
+/**
+ * Asks every member (1 s each) for its status: its own id and the leader it follows. The leader
+ * most of them report, as an index; null when no majority agrees.
+ */
+async function leaderIndex(ports: number[]): Promise<number | null> {
+  const answers = await Promise.all(
+    ports.map(async (port) => {
+      const client = new Etcd3({ hosts: [`127.0.0.1:${port}`], dialTimeout: 1000 });
+      try {
+        const status = await client.maintenance.status({ deadline: new Date(Date.now() + 1000) });
+        return { self: String(status.header.member_id), leader: String(status.leader) };
+      } catch {
+        return null;
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  const votes = new Map<string, number>();
+  for (const a of answers) if (a && a.leader !== '0') votes.set(a.leader, (votes.get(a.leader) ?? 0) + 1);
+  for (const [leader, count] of votes) {
+    if (count * 2 <= ports.length) continue;
+    const i = answers.findIndex((a) => a?.self === leader);
+    return i < 0 ? null : i;
+  }
+  return null;
 }
 
 /** Waits until a write succeeds (the cluster has a leader and a quorum). */

@@ -1,0 +1,124 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
+import { Etcd3 } from 'etcd3';
+import { ConsecutiveBreaker, circuitBreaker, handleAll, noop } from 'cockatiel';
+import { Elector } from '@conclave/core';
+import { EtcdBackend, type EtcdClient } from '@conclave/etcd';
+import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
+import { eventually, privateEtcd, sleep } from './etcd-test-env';
+
+// etcd lease TTLs are whole seconds: a lease of 1 500 ms is served by a 1 s TTL. The server may
+// delete a key on a lease as early as TTL after it handled the last keep-alive, and it handled
+// that keep-alive no earlier than the client sent it. So `isLeader()` must turn false before
+// (the send of the last keep-alive the server answered) + (the TTL it answered), whatever the
+// Elector asked for. The keep-alives are observed on the client's own lease stream.
+
+const etcd = privateEtcd();
+
+/** A keep-alive the client sent (performance.now()) and the TTL the server answered, s (null: no answer). */
+interface KeepAlive {
+  sentAt: number;
+  ttlSec: number | null;
+}
+
+/**
+ * A client like the backend's own (no retries), whose lease keep-alive streams are observed:
+ * every keep-alive written is recorded when it is sent, and its answer when it arrives.
+ */
+function observedClient(hosts: string[], keepAlives: KeepAlive[]): { client: EtcdClient; close: () => void } {
+  const real = new Etcd3({
+    hosts,
+    faultHandling: { global: noop, host: () => (hosts.length > 1 ? circuitBreaker(handleAll, { halfOpenAfter: 1_000, breaker: new ConsecutiveBreaker(1) }) : noop) },
+  });
+  const lease = real.leaseClient;
+  const leaseClient = new Proxy(lease, {
+    get(target, prop, receiver) {
+      if (prop !== 'leaseKeepAlive') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<typeof lease.leaseKeepAlive>) => {
+        const stream = await lease.leaseKeepAlive(...args);
+        const sent: KeepAlive[] = [];
+        const write = stream.write.bind(stream);
+        stream.write = ((req: unknown) => {
+          const ka: KeepAlive = { sentAt: performance.now(), ttlSec: null };
+          keepAlives.push(ka);
+          sent.push(ka);
+          return write(req as never);
+        }) as typeof stream.write;
+        // Registered before the backend's listener, so the record is there when it counts the answer.
+        stream.on('data', (res: { TTL: string }) => {
+          const ka = sent.shift();
+          if (ka) ka.ttlSec = Number(res.TTL);
+        });
+        return stream;
+      };
+    },
+  });
+  const client: EtcdClient = { kv: real.kv, leaseClient, watch: () => real.watch(), close: () => real.close() };
+  return { client, close: () => real.close() };
+}
+
+describe('etcd lease timing', () => {
+  const cleanup: Array<() => Promise<void> | void> = [];
+  afterAll(async () => {
+    for (const c of cleanup.reverse()) await c();
+  });
+
+  test('leaseMs 1500 (a 1 s TTL): isLeader() is false before the server can expire the key, and no other candidate leads earlier', async () => {
+    const election = `lease-timing-${process.pid}`;
+    const keepAlives: KeepAlive[] = [];
+    const proxy: TcpProxy = await startTcpProxy({ targetPort: etcd.cluster.members[0]!.port });
+    cleanup.push(() => proxy.close());
+    const { client, close } = observedClient([proxy.address], keepAlives);
+    cleanup.push(close);
+    const aBackend = new EtcdBackend({ client, requestTimeoutMs: 2_000 });
+    cleanup.push(() => aBackend.close());
+    const a = new Elector({ backend: aBackend, election, candidateId: 'a', leaseMs: 1500, logger: null });
+    cleanup.push(() => a.stop());
+    const bBackend = new EtcdBackend({ hosts: etcd.hosts, requestTimeoutMs: 2_000 });
+    cleanup.push(() => bBackend.close());
+
+    const results: Array<{ deadlineMs: number; expiresAtEarliestMs: number; takenOverAfterMs: number }> = [];
+    for (let round = 0; round < 3; round++) {
+      await a.start();
+      await eventually(() => a.isLeader(), 'a to lead', 10_000);
+      const aToken = a.token!;
+      // Renew a few times, then go silent at a different point of the renewal cycle each round.
+      await sleep(1200 + round * 170);
+      proxy.blackhole();
+      const silentAt = performance.now();
+      let falseAt: number | null = null;
+      while (falseAt === null) {
+        if (!a.isLeader()) falseAt = performance.now();
+        else await new Promise((r) => setImmediate(r));
+        if (performance.now() - silentAt > 10_000) throw new Error('isLeader() stayed true 10 s into the partition');
+      }
+      // Every keep-alive the server answered was sent before the partition.
+      const answered = keepAlives.filter((k) => k.ttlSec !== null && k.ttlSec > 0 && k.sentAt < silentAt);
+      expect(answered.length).toBeGreaterThan(0);
+      const expiresAtEarliest = Math.max(...answered.map((k) => k.sentAt + k.ttlSec! * 1000));
+      // The TTL served is the whole second below the lease asked.
+      expect(answered.every((k) => k.ttlSec === 1)).toBe(true);
+      // b campaigns without pause: it must not win before the earliest expiry.
+      let wonAt: number | null = null;
+      let bToken = 0;
+      while (wonAt === null) {
+        const r = await bBackend.campaign({ election, candidateId: 'b', leaseMs: 1500 });
+        if (r.role === 'leader') {
+          wonAt = performance.now();
+          bToken = r.token;
+        }
+        if (performance.now() - silentAt > 15_000) throw new Error('b never led');
+      }
+      results.push({ deadlineMs: falseAt - silentAt, expiresAtEarliestMs: expiresAtEarliest - silentAt, takenOverAfterMs: wonAt - silentAt });
+      expect({ round, falseAt, before: falseAt <= expiresAtEarliest }).toEqual({ round, falseAt, before: true });
+      expect({ round, wonAt, after: wonAt >= expiresAtEarliest }).toEqual({ round, wonAt, after: true });
+      expect(bToken).toBeGreaterThan(aToken);
+      await bBackend.release({ election, candidateId: 'b', token: bToken });
+      proxy.resume();
+      await a.stop();
+      await sleep(200);
+    }
+    // For the record (ms after the partition): when a stopped leading, the earliest expiry, b's win.
+    console.log(`etcd lease timing: ${JSON.stringify(results)}`);
+  }, 90_000);
+});
