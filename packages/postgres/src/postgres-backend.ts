@@ -42,6 +42,9 @@ import { PostgresWakeListener, wakeChannel } from './postgres-wake-listener';
 
 const KIND = 'postgres';
 
+/** What the loser of two concurrent `CREATE TABLE IF NOT EXISTS` may get (see `createTable`). */
+const CREATE_RACE_STATES = new Set(['23505', '42710', '42P07']);
+
 /** Every field is a column of the lease row. */
 const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
 
@@ -116,13 +119,18 @@ export class PostgresBackend implements ElectionBackend {
   }
 
   private async createTable(election?: string): Promise<void> {
-    try {
-      await this.executor.query(schemaSql(this.table), [], election);
-    } catch (err) {
-      // Two sessions creating the table at once: the loser fails on the catalog's unique index
-      // (23505) or finds the table made (42P07). Either way it is there.
-      const state = sqlState(err);
-      if (state !== '23505' && state !== '42P07') throw toPostgresError(err, election);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.executor.query(schemaSql(this.table), [], election);
+        return;
+      } catch (err) {
+        // `CREATE TABLE IF NOT EXISTS` is not safe against itself: when two sessions create the
+        // table at once, the loser fails on the catalog's unique index (23505), on the table's row
+        // type the other just made (42710), or on the table (42P07), once the winner has
+        // committed. Run again, the statement then finds the table and does nothing; a second
+        // failure is not that race (a type of that name that is no table, say).
+        if (attempt > 1 || !CREATE_RACE_STATES.has(sqlState(err) ?? '')) throw toPostgresError(err, election);
+      }
     }
   }
 

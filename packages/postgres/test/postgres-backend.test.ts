@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { Pool, type PoolClient } from 'pg';
 import { Elector, isConclaveError, type CampaignResult } from '@conclave/core';
-import { PostgresBackend, wakeChannel } from '@conclave/postgres';
+import { PostgresBackend, schemaSql, wakeChannel } from '@conclave/postgres';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor, withClient } from './postgres-test-env';
 
 /** PostgreSQL-specific properties; the common contract is conformance.test.ts's. */
@@ -208,6 +208,33 @@ describe('schema and pools', () => {
     const missing = backend({ uri: uriFor(uniqueTable('missing')), createSchema: false });
     const err = await missing.getLeader(e).catch((x: unknown) => x);
     expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+  });
+
+  test('a first use racing another session creating the table succeeds; a type of that name that is no table is an error', async () => {
+    const racing = uniqueTable('racing');
+    const other = await new Pool({ connectionString: BASE_URI, max: 1 }).connect();
+    try {
+      // The other session's CREATE TABLE holds the catalog until it commits; ours waits, then
+      // loses on the catalog's unique index.
+      const b = backend({ uri: uriFor(racing) });
+      await other.query('BEGIN');
+      await other.query(schemaSql(`"${racing}"`));
+      const first = b.getLeader(uniqueElection());
+      await sleep(200);
+      await other.query('COMMIT');
+      expect(await first).toBeNull();
+    } finally {
+      other.release(true);
+      await dropTable(racing);
+    }
+    const typed = uniqueTable('typed');
+    await withClient((c) => c.query(`CREATE TYPE "${typed}" AS (a int)`));
+    try {
+      const err = await backend({ uri: uriFor(typed) }).getLeader(uniqueElection()).catch((x: unknown) => x);
+      expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+    } finally {
+      await withClient((c) => c.query(`DROP TYPE IF EXISTS "${typed}"`));
+    }
   });
 
   test('a dropped table comes back on the next call; ids with quotes stay data', async () => {
