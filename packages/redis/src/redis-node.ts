@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
 import { TickBatcher, withTimeout } from '@conclave/core/internal';
+import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
 
@@ -32,10 +33,14 @@ export class RedisNode {
   private subscriberReadyOnce = false;
   /** channel → listeners; a listener gets the message, or null after a reconnect (messages may have been lost). */
   private readonly listeners = new Map<string, Set<(message: string | null) => void>>();
-  /** Whether the server sends the keyspace events followers need; settled once per answer (see `keyspaceEvents`). */
-  private keyspace: Promise<boolean> | null = null;
-  /** What the last keyspace check found, for diagnostics and tests. */
-  keyspaceStatus: KeyspaceStatus = 'unknown';
+  /** Whether the server sends the keyspace events followers need (asked once per answer). */
+  private readonly keyspace = new KeyspaceCheck({
+    ready: () => this.ready(),
+    command: (args) => this.command(args),
+    noteError: (err) => {
+      this.lastError = err;
+    },
+  });
   /** channel → settles once its SUBSCRIBE was confirmed (or failed); removed once settled. */
   private readonly subscriptions = new Map<string, Promise<void>>();
   /** Channels whose SUBSCRIBE the server confirmed on the subscriber's current connection. */
@@ -160,51 +165,14 @@ export class RedisNode {
     return !this.closed && this.subscriber?.status === 'ready' && this.confirmed.has(channel);
   }
 
-  /**
-   * Whether this master sends the keyspace events a quiet follower needs (`K` and `g`, or `K` and
-   * `A`, in `notify-keyspace-events`): read with `CONFIG GET`, and with `mode` 'configure' turned
-   * on with `CONFIG SET` when they are not. A refused `CONFIG` (managed Redis, an ACL without
-   * `+config`) means no. The answer is kept; a failure to reach the server is not, and is asked
-   * again on the next call. Never rejects.
-   */
+  /** Whether this master sends the keyspace events a quiet follower needs (see `KeyspaceCheck.events`). Never rejects. */
   keyspaceEvents(mode: KeyspaceEventsMode): Promise<boolean> {
-    if (mode === 'off') return Promise.resolve(false);
-    if (!this.keyspace) {
-      const check = this.checkKeyspace(mode).catch((err: unknown) => {
-        this.lastError = err;
-        if (this.keyspace === check) this.keyspace = null;
-        return false;
-      });
-      this.keyspace = check;
-    }
-    return this.keyspace;
+    return this.keyspace.events(mode);
   }
 
-  private async checkKeyspace(mode: KeyspaceEventsMode): Promise<boolean> {
-    await this.ready();
-    const [[getErr, reply]] = await this.command(['config', 'get', 'notify-keyspace-events']);
-    if (getErr) return this.keyspaceRefused(getErr);
-    const flags = Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : '';
-    if (keyspaceFlagsSuffice(flags)) {
-      this.keyspaceStatus = 'on';
-      return true;
-    }
-    if (mode !== 'configure') {
-      this.keyspaceStatus = 'off';
-      return false;
-    }
-    const [[setErr]] = await this.command(['config', 'set', 'notify-keyspace-events', withKeyspaceFlags(flags)]);
-    if (setErr) return this.keyspaceRefused(setErr);
-    this.keyspaceStatus = 'on';
-    return true;
-  }
-
-  /** A reply error is the server's answer (kept); anything else is a failure to reach it (thrown). */
-  private keyspaceRefused(err: unknown): boolean {
-    if (!(err instanceof Error) || err.name !== 'ReplyError') throw err;
-    this.lastError = err;
-    this.keyspaceStatus = 'refused';
-    return false;
+  /** What the last keyspace check found, for diagnostics and tests. */
+  get keyspaceStatus(): KeyspaceStatus {
+    return this.keyspace.status;
   }
 
   private async command(args: string[]): Promise<Array<[Error | null, unknown]>> {
@@ -283,9 +251,9 @@ export class RedisNode {
         }
         for (const channel of this.listeners.keys()) this.dispatch(channel, null);
         // A server restarted from its configuration file has lost a CONFIG SET: set it again.
-        if (this.options.keyspaceEvents === 'configure' && this.keyspaceStatus === 'on') {
-          this.keyspace = null;
-          void this.keyspaceEvents('configure');
+        if (this.options.keyspaceEvents === 'configure' && this.keyspace.status === 'on') {
+          this.keyspace.forget();
+          void this.keyspace.events('configure');
         }
       }
       this.subscriberReadyOnce = true;
@@ -409,21 +377,6 @@ export class RedisNode {
   private closedError(election?: string): ConclaveError {
     return new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: KIND, election });
   }
-}
-
-/** What a master's keyspace check found: `on`, `off` (not set, and not configured), `refused` (CONFIG refused), or not known yet. */
-export type KeyspaceStatus = 'on' | 'off' | 'refused' | 'unknown';
-
-/** `K` (keyspace channels) and the generic commands' events (`g`, or `A` for all). */
-export function keyspaceFlagsSuffice(flags: string): boolean {
-  return flags.includes('K') && (flags.includes('g') || flags.includes('A'));
-}
-
-/** `flags` with `K`, `g` and `x` added (what 'configure' sets). */
-export function withKeyspaceFlags(flags: string): string {
-  let out = flags;
-  for (const f of ['K', 'g', 'x']) if (!out.includes(f) && !(f !== 'K' && out.includes('A'))) out += f;
-  return out;
 }
 
 interface Signal {
