@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import type { Etcd3, IKeyValue, IRangeResponse, ITxnResponse, KVClient, LeaseClient } from 'etcd3';
+import type { Etcd3, IKeyValue, IRangeResponse, KVClient, LeaseClient } from 'etcd3';
 import {
   ConclaveError,
-  FORCE_ATTEMPTS,
   assertCandidateId,
   assertElectionName,
   assertInstanceId,
   assertLeaderValue,
   assertPositiveInteger,
+  assertReleaseBounds,
+  assertRequestToken,
   candidateOf,
   type BackendCapabilities,
   type CampaignRequest,
@@ -25,14 +26,12 @@ import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, typ
 import { SharedLease } from './etcd-leases';
 import { CandidateTurns } from './etcd-turns';
 import { PredecessorWatches } from './etcd-watches';
+import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
+import { ElectionReads, floorOffset, infoOf, leaderOf } from './etcd-reads';
+
+export { MAX_FLOOR } from './etcd-admin';
 
 const KIND = 'etcd';
-/** Rounds a campaign or an admin call makes when the keys keep changing under it. */
-const MAX_ROUNDS = 8;
-/** The highest token floor accepted: tokens are floor + create revision, and revisions need room above it. */
-export const MAX_FLOOR = Math.floor(Number.MAX_SAFE_INTEGER / 2);
-/** How often forceLeader looks whether the fence it left is gone, ms. */
-const FENCE_POLL_MS = 100;
 
 /** A candidacy of this process: its key's create revision and the lease it is attached to. */
 interface Candidacy {
@@ -41,14 +40,6 @@ interface Candidacy {
   leaseId: string;
   /** Token offset once the candidacy led (its term's token is offset + revision). */
   offset: number | null;
-}
-
-/** One candidate key as read. */
-interface Candidate {
-  key: string;
-  kv: IKeyValue;
-  value: CandidateValue;
-  revision: number;
 }
 
 /**
@@ -87,6 +78,8 @@ export class EtcdBackend implements ElectionBackend {
   private readonly candidacies = new Map<string, Candidacy>();
   private readonly turns = new CandidateTurns();
   private readonly watches: PredecessorWatches;
+  private readonly reads: ElectionReads;
+  private readonly admin: EtcdAdmin;
   private readonly warned = new Set<string>();
   private readonly requestTimeoutMs: number;
   private closed = false;
@@ -105,6 +98,8 @@ export class EtcdBackend implements ElectionBackend {
     this.keys = new ElectionKeys(resolved.prefix);
     this.store = new EtcdStore(this.client.kv as KVClient, this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
     this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys);
+    this.reads = new ElectionReads(this.store, this.keys);
+    this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
   }
 
   /** The TTL, s, asked for a lease of `leaseMs`: whole seconds, never longer than the lease. */
@@ -153,7 +148,7 @@ export class EtcdBackend implements ElectionBackend {
         const head = headRange?.kvs[0];
         const fence = fenceRange?.kvs[0];
         if (head?.key.toString() !== key || fence) {
-          return { role: 'follower', ...this.leaderOf(head, fence) };
+          return { role: 'follower', ...leaderOf(head, fence) };
         }
         if (candidacy.offset === null) {
           const floor = floorRange?.kvs[0];
@@ -181,12 +176,13 @@ export class EtcdBackend implements ElectionBackend {
   async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
+    assertRequestToken(token, KIND, election);
     this.assertOpen(election);
     throwIfGivenUp(signal, 'renew', KIND, election);
     const key = this.keys.candidate(election, candidateId);
     const candidacy = this.candidacies.get(key);
     if (!candidacy || candidacy.offset === null || candidacy.offset + candidacy.revision !== token) {
-      return { held: false, leaderId: await this.currentLeaderId(election) };
+      return { held: false, leaderId: await this.reads.leaderId(election) };
     }
     const start = performance.now();
     const [read, live] = await Promise.all([
@@ -199,13 +195,14 @@ export class EtcdBackend implements ElectionBackend {
     const own = read.kvs[0];
     if (!live || !own || Number(own.create_revision) !== candidacy.revision || live.id !== candidacy.leaseId || String(own.lease) !== live.id) {
       this.forget(key);
-      return { held: false, leaderId: await this.currentLeaderId(election) };
+      return { held: false, leaderId: await this.reads.leaderId(election) };
     }
     return { held: true, leaseMs: grantedFrom(start, live) };
   }
 
-  async release({ election, candidateId, token, signal }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
+    assertReleaseBounds(token, notAbove, KIND, election);
     this.assertOpen(election);
     const key = this.keys.candidate(election, candidateId);
     return this.turns.run(key, async () => {
@@ -231,71 +228,33 @@ export class EtcdBackend implements ElectionBackend {
   async getLeader(election: string): Promise<LeaderInfo | null> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
-    const { head, fence } = await this.readHead(election);
-    return this.infoOf(head, fence);
+    const { head, fence } = await this.reads.head(election);
+    return infoOf(head, fence);
   }
 
   async listCandidates(election: string): Promise<string[]> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
-    return (await this.readCandidates(election)).map((c) => candidateOf(c.value.id));
+    return (await this.reads.candidates(election)).map((c) => candidateOf(c.value.id));
   }
 
   async clearLeader(election: string): Promise<void> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const { head, fence } = await this.readHead(election);
-      if (fence || !head || decodeCandidate(head)?.o === undefined) return; // nobody leads
-      if (await this.revoke(election, [head], null)) return;
-    }
-    throw new ConclaveError('BACKEND_UNAVAILABLE', 'clearLeader: the election kept changing; try again', { backend: KIND, election });
+    return this.admin.clear(election);
   }
 
   async forceLeader(election: string, candidateId: string, _leaseMs?: number): Promise<LeaderInfo> {
     assertElectionName(election, KIND);
     assertCandidateId(candidateId, KIND, election);
     this.assertOpen(election);
-    for (let attempt = 0; attempt < FORCE_ATTEMPTS; attempt++) {
-      const queue = await this.readCandidates(election);
-      const at = queue.findIndex((c) => candidateOf(c.value.id) === candidateId);
-      if (at < 0) {
-        throw new ConclaveError(
-          'NOT_SUPPORTED',
-          `forceLeader: ${JSON.stringify(candidateId)} is not campaigning; etcd can only promote a candidate whose key exists (its lease is its own)`,
-          { backend: KIND, election },
-        );
-      }
-      const target = queue[at]!;
-      if (at > 0 && !(await this.revoke(election, queue.slice(0, at), target))) continue;
-      await this.waitForFence(election);
-      const installed = await this.install(election, target);
-      if (installed) return installed;
-    }
-    throw new ConclaveError('BACKEND_UNAVAILABLE', `forceLeader: the election kept changing (${FORCE_ATTEMPTS} attempts); try again`, {
-      backend: KIND,
-      election,
-    });
+    return this.admin.force(election, candidateId);
   }
 
   async raiseTokenFloor(election: string, token: number): Promise<void> {
     assertElectionName(election, KIND);
-    if (!Number.isSafeInteger(token) || token < 0 || token > MAX_FLOOR) {
-      throw new ConclaveError('INVALID_OPTIONS', `token floor must be a whole number from 0 to ${MAX_FLOOR}, got ${String(token)}`, {
-        backend: KIND,
-        election,
-      });
-    }
     this.assertOpen(election);
-    const floorKey = this.keys.floor(election);
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const floor = (await this.store.range(floorKey, {}, election)).kvs[0];
-      // A term that starts later gets offset + create revision ≥ offset + 1.
-      if (floorOffset(floor) >= token) return;
-      const res = await this.store.txn([cmp.modIs(floorKey, floor?.mod_revision ?? 0)], [op.put(floorKey, Buffer.from(String(token)))], [], 'raiseTokenFloor', election);
-      if (res.succeeded) return;
-    }
-    throw new ConclaveError('BACKEND_UNAVAILABLE', 'the token floor kept changing; try again', { backend: KIND, election });
+    return this.admin.raiseTokenFloor(election, token);
   }
 
   watch(election: string, candidateId: string, onChange: () => void): () => void {
@@ -398,120 +357,6 @@ export class EtcdBackend implements ElectionBackend {
     if (err instanceof ConclaveError) return err;
     return new ConclaveError('BACKEND_UNAVAILABLE', `etcd lease keep-alive failed: ${String(err)}`, { backend: KIND, election, cause: err });
   }
-
-  private async readHead(election: string): Promise<{ head: IKeyValue | undefined; fence: IKeyValue | undefined }> {
-    const res = await this.store.txn([], [op.head(this.keys.candidates(election)), op.get(this.keys.fence(election))], [], 'read', election);
-    return { head: rangeOf(res, 0)?.kvs[0], fence: rangeOf(res, 1)?.kvs[0] };
-  }
-
-  private async readCandidates(election: string): Promise<Candidate[]> {
-    const res = await this.store.range(this.keys.candidates(election), { prefix: true, sortByCreate: true }, election);
-    const out: Candidate[] = [];
-    for (const kv of res.kvs) {
-      const value = decodeCandidate(kv);
-      if (value) out.push({ key: kv.key.toString(), kv, value, revision: Number(kv.create_revision) });
-    }
-    return out;
-  }
-
-  private async currentLeaderId(election: string): Promise<string | null> {
-    const { head, fence } = await this.readHead(election);
-    return this.infoOf(head, fence)?.candidateId ?? null;
-  }
-
-  private infoOf(head: IKeyValue | undefined, fence: IKeyValue | undefined): LeaderInfo | null {
-    if (!head || fence) return null;
-    const value = decodeCandidate(head);
-    if (value?.o === undefined) return null; // its term has not started
-    return { candidateId: candidateOf(value.id), token: value.o + Number(head.create_revision), ...(value.v !== undefined ? { value: value.v } : {}) };
-  }
-
-  private leaderOf(head: IKeyValue | undefined, fence: IKeyValue | undefined): { leaderId: string | null; token: number | null } {
-    const info = this.infoOf(head, fence);
-    return { leaderId: info ? info.candidateId : null, token: info ? info.token : null };
-  }
-
-  /**
-   * Deletes `ahead` (the head first) in one transaction, checking that none changed and that
-   * `target` is still there, and, when the head's term had started, leaves a fence that outlives
-   * the head's lease: the fence's lease is granted with one second more than the head lease's
-   * TTL, and kept alive once after the deletion, so it ends after anything the head's holder
-   * may still count on (its keep-alives were all sent before the deletion). False when something
-   * changed meanwhile (look again).
-   */
-  private async revoke(election: string, ahead: Array<IKeyValue | Candidate>, target: Candidate | null): Promise<boolean> {
-    const kvs = ahead.map((a) => ('kv' in a ? a.kv : a));
-    const head = kvs[0]!;
-    const started = decodeCandidate(head)?.o !== undefined;
-    const fenceKey = this.keys.fence(election);
-    let fenceLease: string | null = null;
-    if (started) {
-      const ttl = await this.store.timeToLive(String(head.lease));
-      if (ttl.ttlSec < 0) return false; // its lease is gone (TTL -1): the key goes with it
-      fenceLease = (await this.store.grant(Math.max(1, ttl.grantedSec) + 1)).id;
-    }
-    const compare = kvs.map((kv) => cmp.modIs(kv.key.toString(), kv.mod_revision));
-    if (target) compare.push(cmp.createIs(target.key, target.revision));
-    if (fenceLease !== null) compare.push(cmp.createIs(fenceKey, 0));
-    const success = kvs.map((kv) => op.del(kv.key.toString()));
-    if (fenceLease !== null) success.push(op.put(fenceKey, Buffer.from(JSON.stringify({ revoked: head.create_revision })), fenceLease));
-    const res = await this.store.txn(compare, success, [], target ? 'forceLeader' : 'clearLeader', election);
-    if (!res.succeeded) {
-      if (fenceLease !== null) await this.store.revoke(fenceLease).catch(() => undefined);
-      return false;
-    }
-    if (fenceLease !== null) await this.store.keepAlive(fenceLease).catch(() => undefined);
-    return true;
-  }
-
-  /** Waits until no fence is left (its lease ended on the server). */
-  private async waitForFence(election: string): Promise<void> {
-    const fenceKey = this.keys.fence(election);
-    for (;;) {
-      this.assertOpen(election);
-      const fence = (await this.store.range(fenceKey, {}, election)).kvs[0];
-      if (!fence) return;
-      await new Promise((r) => setTimeout(r, FENCE_POLL_MS));
-    }
-  }
-
-  /** Starts `target`'s term now that it heads the queue (or finds it started). Null: look again. */
-  private async install(election: string, target: Candidate): Promise<LeaderInfo | null> {
-    const res = await this.store.txn(
-      [],
-      [op.head(this.keys.candidates(election)), op.get(this.keys.fence(election)), op.get(this.keys.floor(election))],
-      [],
-      'forceLeader',
-      election,
-    );
-    const head = rangeOf(res, 0)?.kvs[0];
-    const fence = rangeOf(res, 1)?.kvs[0];
-    const floor = rangeOf(res, 2)?.kvs[0];
-    if (!head || fence || head.key.toString() !== target.key || Number(head.create_revision) !== target.revision) return null;
-    const value = decodeCandidate(head);
-    if (!value) return null;
-    if (value.o !== undefined) return this.infoOf(head, undefined);
-    const offset = floorOffset(floor);
-    const confirmed = await this.store.txn(
-      [cmp.modIs(target.key, head.mod_revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
-      [op.put(target.key, encodeCandidate({ ...value, o: offset }), String(head.lease))],
-      [],
-      'forceLeader',
-      election,
-    );
-    if (!confirmed.succeeded) return null;
-    return { candidateId: candidateOf(value.id), token: offset + target.revision, ...(value.v !== undefined ? { value: value.v } : {}) };
-  }
-}
-
-function rangeOf(res: ITxnResponse, index: number): IRangeResponse | undefined {
-  return res.responses[index]?.response_range ?? undefined;
-}
-
-function floorOffset(floor: IKeyValue | undefined): number {
-  if (!floor) return 0;
-  const n = Number(floor.value.toString('utf8'));
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
 }
 
 /**
