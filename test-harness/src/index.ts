@@ -48,6 +48,8 @@ export {
 export type { EnsembleScenarioResult, ScenarioOutcome } from './soak/fault-scenarios';
 export { describeFaultSuite, safetyProblems, topologyFaultRunTest } from './soak/fault-test-suite';
 export { describeDuplicateIdFaults } from './soak/duplicate-id-suite';
+export { describeDirectedEnsemble } from './soak/ensemble-test-suite';
+export type { DirectedEnsembleOptions } from './soak/ensemble-test-suite';
 export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';
 export { RollingDeployment, nodeKindOf } from './soak/rolling-deployment';
 export type { RollRecord, RolloutReport } from './soak/rolling-deployment';
