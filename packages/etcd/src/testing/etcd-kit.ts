@@ -1,4 +1,5 @@
 import type { BackendKit } from '@conclave/test-harness/tools';
+import { startEtcdBenchServer } from './etcd-bench-server';
 import { startEtcdFaultEnvironment } from './etcd-fault-environment';
 
 /** How the harness and the bench start private etcd members (see `BackendKit`). */
@@ -7,6 +8,13 @@ export const etcdKit: BackendKit = {
   providerModules: ['@conclave/etcd'],
   topologies: ['single', 'ensemble', 'duplicate-id'],
   startFaultEnvironment: startEtcdFaultEnvironment,
+  startBenchServer: startEtcdBenchServer,
   // TTLs are whole seconds: a lease of leaseMs is granted floor(leaseMs / 1000) s.
   grantedLeaseMs: (leaseMs) => Math.floor(leaseMs / 1000) * 1000,
+  followerAllowance: (leaseMs) => {
+    // Every candidate's key lives on its process's lease, kept alive every third of the TTL
+    // (etcd-leases.ts): keep-alive, not polling.
+    const keepAlives = 3 / Math.max(1, Math.floor(leaseMs / 1000));
+    return { maxPerSec: keepAlives * 1.15, target: `no polling (lease keep-alives ≈ ${keepAlives.toFixed(2)}/s allowed)` };
+  },
 };

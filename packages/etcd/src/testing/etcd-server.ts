@@ -82,6 +82,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
   const advertisedPeer = (i: number) => `http://127.0.0.1:${links ? links.advertisedPort(i) : specs[i]!.peerPort}`;
   const initialCluster = specs.map((s, i) => `${s.name}=${advertisedPeer(i)}`).join(',');
   const children: Array<ChildProcess | null> = specs.map(() => null);
+  const failures: Array<Promise<never> | null> = specs.map(() => null);
   let stopped = false;
 
   const exited = (proc: ChildProcess | null) =>
@@ -117,7 +118,13 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
       ],
       { stdio: 'ignore', env },
     );
-    proc.on('error', () => undefined);
+    // A binary that cannot start (missing: ENOENT) or a member that exits before it listens
+    // fails the start at once, not after the port wait.
+    failures[i] = new Promise<never>((_, reject) => {
+      proc.once('error', (err) => reject(new Error(`${ETCD_BINARY} could not start (${err.message}); Debian: apt-get install etcd-server, or set ETCD_BINARY`)));
+      proc.once('exit', (code, signal) => reject(new Error(`etcd member ${s.name} exited (${code ?? signal}) before it listened on ${s.port}`)));
+    });
+    failures[i]!.catch(() => undefined);
     children[i] = proc;
     links?.setPid(i, proc.pid ?? null);
     proc.once('exit', () => {
@@ -128,7 +135,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
 
   const ready = async (i: number) => {
     const s = specs[i]!;
-    await waitForPort(s.port, '127.0.0.1', startTimeoutMs);
+    await Promise.race([waitForPort(s.port, '127.0.0.1', startTimeoutMs), failures[i]!]);
   };
 
   const stop = async () => {
