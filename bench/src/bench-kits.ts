@@ -8,4 +8,5 @@ export const BENCH_KIT_MODULES: readonly string[] = [
   '@conclave/postgres/testing',
   '@conclave/redis/testing',
   '@conclave/zookeeper/testing',
+  '@conclave/etcd/testing',
 ];

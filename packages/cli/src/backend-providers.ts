@@ -1,4 +1,5 @@
 import { memoryProvider, type BackendProvider } from '@conclave/core';
+import { etcdProvider } from '@conclave/etcd';
 import { migrateProvider } from '@conclave/migrate';
 import { mysqlProvider } from '@conclave/mysql';
 import { postgresProvider } from '@conclave/postgres';
@@ -9,4 +10,4 @@ import { zookeeperProvider } from '@conclave/zookeeper';
  * The backends the `conclave` command knows, in the order an unknown scheme's message lists
  * them. The one place a backend kind is registered: its URL parsing lives in its own package.
  */
-export const BUILT_IN_PROVIDERS: readonly BackendProvider[] = [memoryProvider, mysqlProvider, postgresProvider, redisProvider, zookeeperProvider, migrateProvider];
+export const BUILT_IN_PROVIDERS: readonly BackendProvider[] = [memoryProvider, mysqlProvider, postgresProvider, redisProvider, zookeeperProvider, etcdProvider, migrateProvider];
