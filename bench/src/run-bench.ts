@@ -10,7 +10,7 @@ import { cpus, loadavg, totalmem, type as osType, release as osRelease } from 'n
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BACKEND_KINDS, startTarget, type BackendKind, type BenchTarget, type SystemKind } from './servers';
-import { PEER_KINDS, peerUnavailable, startPeerTarget, type PeerKind } from './peers/peer-targets';
+import { PEER_KINDS, startPeerTarget, type PeerKind } from './peers/peer-targets';
 import { isPeer } from './peers/peer-kinds';
 import { frozenLeader, handover, silentPartition, steadyState, type BenchSettings } from './scenarios';
 import { manyElections, startLoneLeader } from './many-elections';
@@ -189,12 +189,6 @@ async function main(): Promise<void> {
   const results: BackendResult[] = [];
   const skipped: string[] = [];
   for (const kind of [...args.backends, ...args.peers]) {
-    const why = isPeer(kind) ? peerUnavailable(kind) : null;
-    if (why) {
-      console.log(`\n== peer ${kind} == SKIPPED: ${why}`);
-      skipped.push(`${kind}: ${why}`);
-      continue;
-    }
     try {
       results.push(await runBackend(kind, args, p, s));
     } catch (err) {

@@ -14,13 +14,13 @@ export const PEER_TITLES: Record<PeerKind, string> = {
 
 /**
  * The store each peer runs on: a kit of `bench-kits.ts` (by kind), whose bench server the peer
- * gets, as conclave's backend on that store does; null where the peer brings its own server.
+ * gets, as conclave's backend on that store does.
  */
-export const PEER_KITS: Record<PeerKind, string | null> = {
+export const PEER_KITS: Record<PeerKind, string> = {
   'mysql-row': 'mysql',
   'zk-recipe': 'zookeeper',
   redlock: 'redis',
-  etcd3: null,
+  etcd3: 'etcd',
 };
 
 export const isPeer = (kind: string): kind is PeerKind => (PEER_KINDS as readonly string[]).includes(kind);
