@@ -107,7 +107,7 @@ export class EtcdBackend implements ElectionBackend {
     return Math.floor(leaseMs / 1000);
   }
 
-  async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value, signal, deadlineMs }: CampaignRequest): Promise<CampaignResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (leaseMs < 1000) {
@@ -122,12 +122,13 @@ export class EtcdBackend implements ElectionBackend {
       this.assertOpen(election);
       throwIfGivenUp(signal, 'campaign', KIND, election);
       const start = performance.now();
+      const store = this.store.within(deadlineMs);
       const lease = this.leaseFor(EtcdBackend.ttlFor(leaseMs));
-      const leaseId = await lease.ensure();
+      const leaseId = await store.bounded(lease.ensure(), 'lease grant', election);
       const mine: CandidateValue = value === undefined ? { id: candidateId } : { id: candidateId, v: value };
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const reads = [op.head(this.keys.candidates(election)), op.get(this.keys.fence(election)), op.get(this.keys.floor(election)), op.get(key)];
-        const res = await this.store
+        const res = await store
           .txn([cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads, 'campaign', election)
           .catch((err: unknown) => {
             // The lease lapsed on the server while this process held no key on it.
@@ -141,7 +142,7 @@ export class EtcdBackend implements ElectionBackend {
         const candidacy = this.adopt(key, own, lease, leaseId);
         if (!candidacy) {
           // Our key sits on a lease this process no longer keeps alive: it will go; replace it.
-          await this.store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
+          await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
           continue;
         }
         this.watches.moved(election, candidateId);
@@ -153,7 +154,7 @@ export class EtcdBackend implements ElectionBackend {
         if (candidacy.offset === null) {
           const floor = floorRange?.kvs[0];
           const offset = floorOffset(floor);
-          const confirmed = await this.store.txn(
+          const confirmed = await store.txn(
             [cmp.createIs(key, candidacy.revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
             [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
             [],
@@ -163,7 +164,7 @@ export class EtcdBackend implements ElectionBackend {
           if (!confirmed.succeeded) continue;
           candidacy.offset = offset;
         }
-        const live = await candidacy.lease.fresh(start).catch((err: unknown) => {
+        const live = await store.bounded(candidacy.lease.fresh(start), 'lease keep-alive', election).catch((err: unknown) => {
           throw this.leaseError(err, election);
         });
         if (live.id !== candidacy.leaseId) continue;
@@ -173,7 +174,7 @@ export class EtcdBackend implements ElectionBackend {
     });
   }
 
-  async renew({ election, candidateId, token, leaseMs, signal }: RenewRequest): Promise<RenewResult> {
+  async renew({ election, candidateId, token, leaseMs, signal, deadlineMs }: RenewRequest): Promise<RenewResult> {
     this.validate(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     assertRequestToken(token, KIND, election);
@@ -185,9 +186,10 @@ export class EtcdBackend implements ElectionBackend {
       return { held: false, leaderId: await this.reads.leaderId(election) };
     }
     const start = performance.now();
+    const store = this.store.within(deadlineMs);
     const [read, live] = await Promise.all([
-      this.store.range(key, {}, election),
-      candidacy.lease.fresh(start).then(
+      store.range(key, {}, election),
+      store.bounded(candidacy.lease.fresh(start), 'lease keep-alive', election).then(
         (l) => l,
         (err: unknown) => (err instanceof ConclaveError && err.code === 'LEASE_LOST' ? null : Promise.reject(this.leaseError(err, election))),
       ),
@@ -200,19 +202,20 @@ export class EtcdBackend implements ElectionBackend {
     return { held: true, leaseMs: grantedFrom(start, live) };
   }
 
-  async release({ election, candidateId, token, notAbove, signal }: ReleaseRequest): Promise<void> {
+  async release({ election, candidateId, token, notAbove, signal, deadlineMs }: ReleaseRequest): Promise<void> {
     this.validate(election, candidateId);
     assertReleaseBounds(token, notAbove, KIND, election);
     this.assertOpen(election);
     const key = this.keys.candidate(election, candidateId);
     return this.turns.run(key, async () => {
       throwIfGivenUp(signal, 'release', KIND, election);
+      const store = this.store.within(deadlineMs);
       if (token === undefined || token === null) {
-        await this.store.txn([], [op.del(key)], [], 'release', election);
+        await store.txn([], [op.del(key)], [], 'release', election);
         this.forget(key);
         return;
       }
-      const read = await this.store.range(key, {}, election);
+      const read = await store.range(key, {}, election);
       const own = read.kvs[0];
       if (!own) {
         this.forget(key);
@@ -220,7 +223,7 @@ export class EtcdBackend implements ElectionBackend {
       }
       const value = decodeCandidate(own);
       if (value?.o === undefined || value.o + Number(own.create_revision) !== token) return; // another term
-      const res = await this.store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'release', election);
+      const res = await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'release', election);
       if (res.succeeded) this.forget(key);
     });
   }

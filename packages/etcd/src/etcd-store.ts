@@ -80,10 +80,37 @@ export class EtcdStore {
     private readonly kv: KVClient,
     private readonly lease: LeaseClient,
     private readonly timeoutMs: number,
+    /** When the caller gives up (performance.now() ms): no call of this store outlives it. */
+    private readonly untilMs?: number,
   ) {}
 
+  /**
+   * This store, its calls ending by `untilMs` too (a request's `deadlineMs`). A call in flight
+   * when the Raft leader goes away waits for its deadline; ending it when the core gives up frees
+   * the candidate's turn for the next call (see CandidateTurns).
+   */
+  within(untilMs: number | undefined): EtcdStore {
+    return untilMs === undefined ? this : new EtcdStore(this.kv, this.lease, this.timeoutMs, untilMs);
+  }
+
+  /** How long a call started now may take, ms. */
+  private budgetMs(): number {
+    return this.untilMs === undefined ? this.timeoutMs : Math.max(1, Math.min(this.timeoutMs, this.untilMs - performance.now()));
+  }
+
   private options(): { deadline: Date } {
-    return { deadline: new Date(Date.now() + this.timeoutMs) };
+    return { deadline: new Date(Date.now() + this.budgetMs()) };
+  }
+
+  /** `promise`, or BACKEND_UNAVAILABLE once this store's budget runs out first (it goes on unwatched). */
+  bounded<T>(promise: Promise<T>, what: string, election?: string): Promise<T> {
+    if (this.untilMs === undefined) return promise;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what} got no answer before the caller gave up`, { backend: KIND, election })), this.budgetMs());
+    });
+    promise.catch(() => undefined);
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 
   async range(key: string | Buffer, opts: { prefix?: boolean; limit?: number; sortByCreate?: boolean; keysOnly?: boolean } = {}, election?: string): Promise<IRangeResponse> {
