@@ -94,13 +94,14 @@ export class SharedLease {
   }
 
   /**
-   * A keep-alive answered with the lease alive, sent no earlier than `since - ttl/10` (joining one
-   * in flight, whenever it was sent). Rejects with `LEASE_LOST` when the lease is gone.
+   * A keep-alive answered with the lease alive, sent no earlier than `since - ttl/10`, or one in
+   * flight sent within the last third of the TTL (an older one may be stuck on a member that went
+   * away: a new one goes to another). Rejects with `LEASE_LOST` when the lease is gone.
    */
   async fresh(since: number): Promise<LiveLease> {
     const id = this.id;
     if (id === null) throw new ConclaveError('LEASE_LOST', 'the etcd lease is gone', { backend: KIND });
-    if (this.inFlight) return this.inFlight.promise;
+    if (this.inFlight && performance.now() - this.inFlight.sentAt < (this.ttlSec * 1000) / 3) return this.inFlight.promise;
     const last = this.last;
     if (last && last.ttlSec > 0 && last.sentAt >= since - (this.ttlSec * 1000) / 10) return this.live(id, last);
     return this.keepAlive(id);
@@ -118,7 +119,8 @@ export class SharedLease {
         this.lost(id);
         throw new ConclaveError('LEASE_LOST', 'the etcd lease expired on the server', { backend: KIND });
       }
-      this.last = proof;
+      // A slow answer never replaces a later one's proof.
+      if (!this.last || proof.sentAt > this.last.sentAt) this.last = proof;
       return this.live(id, proof);
     });
     const entry = { sentAt, promise };
