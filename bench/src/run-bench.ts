@@ -187,7 +187,6 @@ async function main(): Promise<void> {
   console.log(`plan: ${JSON.stringify(p)}`);
 
   const results: BackendResult[] = [];
-  const skipped: string[] = [];
   for (const kind of [...args.backends, ...args.peers]) {
     try {
       results.push(await runBackend(kind, args, p, s));
@@ -211,7 +210,6 @@ async function main(): Promise<void> {
     leaseMs,
     plan: p,
     peers: args.peers,
-    skipped,
     results,
   };
   console.log(`\n${resultsMarkdown(file)}`);
