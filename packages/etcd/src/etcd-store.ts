@@ -1,4 +1,5 @@
 import { ConclaveError } from '@conclave/core';
+import { withTimeout } from '@conclave/core/internal';
 import type { IKeyValue, IRangeResponse, IRequestOp, ICompare, ITxnResponse, ILeaseKeepAliveResponse, KVClient, LeaseClient } from 'etcd3/lib/rpc';
 
 const KIND = 'etcd';
@@ -105,12 +106,7 @@ export class EtcdStore {
   /** `promise`, or BACKEND_UNAVAILABLE once this store's budget runs out first (it goes on unwatched). */
   bounded<T>(promise: Promise<T>, what: string, election?: string): Promise<T> {
     if (this.untilMs === undefined) return promise;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what} got no answer before the caller gave up`, { backend: KIND, election })), this.budgetMs());
-    });
-    promise.catch(() => undefined);
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+    return withTimeout(promise, this.budgetMs(), () => new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what} got no answer before the caller gave up`, { backend: KIND, election }));
   }
 
   async range(key: string | Buffer, opts: { prefix?: boolean; limit?: number; sortByCreate?: boolean; keysOnly?: boolean } = {}, election?: string): Promise<IRangeResponse> {
