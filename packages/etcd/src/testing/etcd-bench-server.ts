@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import type { BenchServer } from '@conclave/test-harness/tools';
+import { EtcdBackend } from '../etcd-backend';
 import { startEtcd } from './etcd-server';
 
 /** etcd's own Raft timings (heartbeat, election timeout), ms: the bench measures a server as deployed. */
@@ -18,7 +19,7 @@ export async function startEtcdBenchServer(leaseMs: number): Promise<BenchServer
     port,
     url: (p = port) => `etcd://127.0.0.1:${p}`,
     counterName: 'gRPC messages received (etcd /metrics grpc_server_msg_received_total; includes keep-alives)',
-    description: `private etcd (single member, heartbeat ${ETCD_DEFAULT_HEARTBEAT_MS} ms, election timeout ${ETCD_DEFAULT_ELECTION_MS} ms) on 127.0.0.1:${port}, TTL ${Math.floor(leaseMs / 1000)} s for leaseMs ${leaseMs}`,
+    description: `private etcd (single member, heartbeat ${ETCD_DEFAULT_HEARTBEAT_MS} ms, election timeout ${ETCD_DEFAULT_ELECTION_MS} ms) on 127.0.0.1:${port}, TTL ${EtcdBackend.ttlFor(leaseMs)} s for leaseMs ${leaseMs}`,
     async counters() {
       const text = await httpGet(port, '/metrics');
       let ops = 0;

@@ -1,4 +1,5 @@
 import type { BackendKit } from '@conclave/test-harness/tools';
+import { EtcdBackend } from '../etcd-backend';
 import { startEtcdBenchServer } from './etcd-bench-server';
 import { startEtcdFaultEnvironment } from './etcd-fault-environment';
 
@@ -10,11 +11,11 @@ export const etcdKit: BackendKit = {
   startFaultEnvironment: startEtcdFaultEnvironment,
   startBenchServer: startEtcdBenchServer,
   // TTLs are whole seconds: a lease of leaseMs is granted floor(leaseMs / 1000) s.
-  grantedLeaseMs: (leaseMs) => Math.floor(leaseMs / 1000) * 1000,
+  grantedLeaseMs: (leaseMs) => EtcdBackend.ttlFor(leaseMs) * 1000,
   followerAllowance: (leaseMs) => {
     // Every candidate's key lives on its process's lease, kept alive every third of the TTL
     // (etcd-leases.ts): keep-alive, not polling.
-    const keepAlives = 3 / Math.max(1, Math.floor(leaseMs / 1000));
+    const keepAlives = 3 / Math.max(1, EtcdBackend.ttlFor(leaseMs));
     return { maxPerSec: keepAlives * 1.15, target: `no polling (lease keep-alives ≈ ${keepAlives.toFixed(2)}/s allowed)` };
   },
 };
