@@ -23,7 +23,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
-import { TickBatcher, campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp } from '@conclave/core/internal';
+import { TickBatcher, campaignOutcome, givenUpError, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp } from '@conclave/core/internal';
 import { resolvePostgresOptions, type PostgresBackendOptions, type ResolvedPostgresOptions } from './postgres-options';
 import { PostgresExecutor, closedError, isNoSuchTable, sqlState, toPostgresError } from './postgres-pool';
 import {
@@ -91,7 +91,11 @@ export class PostgresBackend implements ElectionBackend {
   private readonly channel: string | null;
   private readonly campaigns: TickBatcher<CampaignRequest, CampaignResult>;
   private readonly renewals: TickBatcher<RenewRequest, RenewResult>;
+  /** Resolves each release with null, or with the error of a caller that gave up before it was sent. */
+  private readonly releases: TickBatcher<ReleaseRequest, ConclaveError | null>;
   private schemaReady: Promise<void> | null = null;
+  /** True once `schemaReady` has resolved (or no schema is to be created), until the table is found missing. */
+  private schemaKnown = false;
   private closed = false;
 
   /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; does no I/O. */
@@ -109,6 +113,7 @@ export class PostgresBackend implements ElectionBackend {
     // one turn) go to the server as one statement: see flushCampaigns / flushRenewals.
     this.campaigns = new TickBatcher((requests) => this.flushCampaigns(requests), MAX_BATCH);
     this.renewals = new TickBatcher((requests) => this.flushRenewals(requests), MAX_BATCH);
+    this.releases = new TickBatcher((requests) => this.flushReleases(requests), MAX_BATCH);
   }
 
   /** Creates the lease table if it does not exist (the DDL of `sql/schema.sql`). Idempotent; called on first use unless `createSchema: false`. */
@@ -116,6 +121,7 @@ export class PostgresBackend implements ElectionBackend {
     this.assertOpen();
     await this.createTable();
     this.schemaReady ??= Promise.resolve();
+    this.schemaKnown = true;
   }
 
   private async createTable(election?: string): Promise<void> {
@@ -140,9 +146,12 @@ export class PostgresBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     if (value !== undefined) assertLeaderValue(value, KIND, election);
     throwIfGivenUp(signal, 'campaign', KIND, election);
-    await this.ready(election);
-    // The schema may have taken a while: a caller that gave up meanwhile is not sent.
-    throwIfGivenUp(signal, 'campaign', KIND, election);
+    // Once the schema is known to be there, a call goes straight to its batch: no extra turn.
+    if (!this.schemaKnown) {
+      await this.ready(election);
+      // The schema may have taken a while: a caller that gave up meanwhile is not sent.
+      throwIfGivenUp(signal, 'campaign', KIND, election);
+    }
     return this.campaigns.submit({ election, candidateId, leaseMs, ...(value === undefined ? {} : { value }) });
   }
 
@@ -152,8 +161,11 @@ export class PostgresBackend implements ElectionBackend {
     assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     assertRequestToken(token, KIND, election);
     throwIfGivenUp(signal, 'renew', KIND, election);
-    await this.ready(election);
-    throwIfGivenUp(signal, 'renew', KIND, election);
+    // Once the schema is known to be there, a call goes straight to its batch: no extra turn.
+    if (!this.schemaKnown) {
+      await this.ready(election);
+      throwIfGivenUp(signal, 'renew', KIND, election);
+    }
     return this.renewals.submit({ election, candidateId, token, leaseMs });
   }
 
@@ -164,11 +176,11 @@ export class PostgresBackend implements ElectionBackend {
     // out on the server, and a late one cannot overtake the campaign that follows it.
     throwIfGivenUp(signal, 'release', KIND, election);
     await this.ready(election);
-    // Each call takes its own connection, so a release that reached a stalled server may run
-    // after the campaign that followed it: without a token it ends no term above `notAbove`.
-    if (token != null) await this.run(releaseSql(this.table, 'token'), [election, candidateId, token, this.channel], election, signal);
-    else if (notAbove !== undefined) await this.run(releaseSql(this.table, 'notAbove'), [election, candidateId, notAbove, this.channel], election, signal);
-    else await this.run(releaseSql(this.table, 'any'), [election, candidateId, this.channel], election, signal);
+    // The releases of one turn go out as one statement, on a connection of their own, so a
+    // release that reached a stalled server may run after the campaign that followed it: without
+    // a token it ends no term above `notAbove`.
+    const givenUp = await this.releases.submit({ election, candidateId, token: token ?? null, ...(notAbove === undefined ? {} : { notAbove }), ...(signal ? { signal } : {}) });
+    if (givenUp) throw givenUp;
   }
 
   async raiseTokenFloor(election: string, token: number): Promise<void> {
@@ -272,7 +284,9 @@ export class PostgresBackend implements ElectionBackend {
 
   /**
    * One statement for every renewal of this turn (`renewSql`): `held` means the row still named
-   * this candidate and token, was live, and has been extended.
+   * this candidate and token, was live, and has been extended. The statement answers the number
+   * of rows it extended and one row per request it refused; a request is reported held only when
+   * those add up to the batch (a shorter answer is an error, never a renewal).
    */
   private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
     const rows = await this.run(
@@ -280,14 +294,59 @@ export class PostgresBackend implements ElectionBackend {
       [requests.map((r) => r.election), requests.map((r) => r.candidateId), requests.map((r) => r.token), requests.map((r) => r.leaseMs)],
       requests[0]?.election,
     );
-    const byKey = new Map<string, Record<string, unknown>>();
-    for (const row of rows) byKey.set(key(String(row.name), String(row.asked), Number(row.token)), row);
+    let renewed: number | null = null;
+    const refused = new Map<string, Record<string, unknown>>();
+    for (const row of rows) {
+      if (row.name === null) renewed = Number(row.renewed);
+      else refused.set(key(String(row.name), String(row.asked), Number(row.token)), row);
+    }
+    // Every request is either extended (counted once per row: requests that repeat one
+    // election, instance and token share it) or refused.
+    const accounted =
+      renewed !== null &&
+      (renewed + rows.length - 1 === requests.length ||
+        renewed + refused.size === new Set(requests.map((r) => key(r.election, r.candidateId, r.token))).size);
+    if (!accounted) {
+      throw new ConclaveError('BACKEND_ERROR', `PostgreSQL renewal answered ${renewed ?? 'no'} renewed and ${refused.size} refused for ${requests.length} requests`, {
+        backend: KIND,
+        election: requests[0]?.election,
+      });
+    }
     return requests.map(({ election, candidateId, token, leaseMs }): RenewResult => {
-      const row = byKey.get(key(election, candidateId, token));
-      if (row?.held === true) return { held: true, leaseMs };
-      const current = row?.current === null || row?.current === undefined ? null : String(row.current);
+      const row = refused.size === 0 ? undefined : refused.get(key(election, candidateId, token));
+      if (row === undefined) return { held: true, leaseMs };
+      const current = row.current === null || row.current === undefined ? null : String(row.current);
       return { held: false, leaderId: current === null || isTombstone(current) || current === candidateId ? null : current };
     });
+  }
+
+  /**
+   * One statement for every release of this turn (`releaseSql`), built once it has a connection:
+   * a release whose caller gave up before then is not sent (it is answered with the error), so
+   * its lease runs out on the server instead.
+   */
+  private async flushReleases(requests: ReleaseRequest[]): Promise<Array<ConclaveError | null>> {
+    const outcomes: Array<ConclaveError | null> = requests.map(() => null);
+    const election = requests[0]?.election;
+    await this.runPrepared(() => {
+      const live: ReleaseRequest[] = [];
+      requests.forEach((r, i) => {
+        if (r.signal?.aborted) outcomes[i] = givenUpError(r.signal, 'PostgreSQL call', KIND, r.election);
+        else live.push(r);
+      });
+      if (live.length === 0) return null;
+      return {
+        sql: releaseSql(this.table),
+        values: [
+          live.map((r) => r.election),
+          live.map((r) => r.candidateId),
+          live.map((r) => r.token ?? null),
+          live.map((r) => (r.token == null && r.notAbove !== undefined ? r.notAbove : null)),
+          this.channel,
+        ],
+      };
+    }, election);
+    return outcomes;
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -305,23 +364,43 @@ export class PostgresBackend implements ElectionBackend {
 
   /** Creates the schema once, on first use (option `createSchema`); a failure is retried next call. */
   private ready(election: string): Promise<void> {
-    if (!this.options.createSchema) return Promise.resolve();
+    if (!this.options.createSchema) {
+      this.schemaKnown = true;
+      return Promise.resolve();
+    }
     if (!this.schemaReady) {
-      this.schemaReady = this.createTable(election).catch((err: unknown) => {
-        this.schemaReady = null;
-        throw err;
-      });
+      const creating: Promise<void> = this.createTable(election).then(
+        () => {
+          if (this.schemaReady === creating) this.schemaKnown = true;
+        },
+        (err: unknown) => {
+          if (this.schemaReady === creating) this.schemaReady = null;
+          throw err;
+        },
+      );
+      this.schemaReady = creating;
     }
     return this.schemaReady;
   }
 
-  private async run(sql: string, values: unknown[], election?: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>> {
+  private run(sql: string, values: unknown[], election?: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>> {
+    return this.runPrepared(() => ({ sql, values }), election, signal);
+  }
+
+  private async runPrepared(
+    prepare: () => { sql: string; values: readonly unknown[] } | null,
+    election?: string,
+    signal?: AbortSignal,
+  ): Promise<Array<Record<string, unknown>>> {
     if (this.closed) throw closedError(election);
     try {
-      return await this.executor.query(sql, values, election, signal);
+      return await this.executor.queryPrepared(prepare, election, signal);
     } catch (err) {
       // The table was dropped behind our back: create it again on the next call.
-      if (isNoSuchTable(err)) this.schemaReady = null;
+      if (isNoSuchTable(err)) {
+        this.schemaReady = null;
+        this.schemaKnown = false;
+      }
       throw toPostgresError(err, election);
     }
   }

@@ -84,10 +84,33 @@ export class PostgresExecutor {
   }
 
   /** Runs one statement with bound parameters; resolves with its rows. */
-  async query(sql: string, values: readonly unknown[], election?: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>> {
+  query(sql: string, values: readonly unknown[], election?: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>> {
+    return this.queryPrepared(() => ({ sql, values }), election, signal);
+  }
+
+  /**
+   * Runs the statement `prepare` makes once a connection is there (a batch leaves out the calls
+   * given up on while it waited); `null` runs nothing and resolves with no rows.
+   */
+  async queryPrepared(
+    prepare: () => { sql: string; values: readonly unknown[] } | null,
+    election?: string,
+    signal?: AbortSignal,
+  ): Promise<Array<Record<string, unknown>>> {
     const client = await this.acquire(election, signal);
+    let statement: { sql: string; values: readonly unknown[] } | null;
+    try {
+      statement = prepare();
+    } catch (err) {
+      giveBack(client);
+      throw err;
+    }
+    if (statement === null) {
+      giveBack(client);
+      return [];
+    }
     let timer: NodeJS.Timeout | undefined;
-    const pending = client.query(sql, values as unknown[]);
+    const pending = client.query(statement.sql, statement.values as unknown[]);
     try {
       const result = await Promise.race([
         pending,

@@ -44,12 +44,21 @@ export function schemaSql(t: string): string {
 /**
  * Acquire-or-join for many (election, instance) pairs at once, no election twice (ON CONFLICT
  * cannot touch one row twice in a statement). Parameters: names, instance ids, lease ms,
- * values (null: none). Every row is written, taken or not, so RETURNING reports each
- * election's row as it is after this statement, with the lock held: the outcome in one round trip.
- * - the row is taken only when the lease is free on the server's clock; `term` then goes up by
- *   one, above `term_floor` when a migration raised it, and the term's start is recorded;
+ * values (null: none). Answers one row per election: `name, holder, term, remaining_us` (µs left
+ * on the lease, on the server's clock).
+ *
+ * First a plain read (`s`, the statement's snapshot) sorts the elections: those whose lease is
+ * live and held by another instance (or a tombstone) are answered from that read — no lock, no
+ * write, so followers that look again do not queue behind their leader's renewals nor make dead
+ * rows; the rest (no row, free or expired, or ours) go through the upsert, which writes each of
+ * them, taken or not, so RETURNING reports its row as it is after this statement, with the lock held:
+ * - the row is taken only when the lease is free on the server's clock (judged again on the row's
+ *   latest version, after the wait for its lock); `term` then goes up by one, above `term_floor`
+ *   when a migration raised it, and the term's start is recorded;
  * - a live holder campaigning again keeps its term and gets its lease extended;
  * - an instance adopts, same term, a lease forced to its bare candidate id.
+ * Skipping a row never grants anything: a lease seen live in the snapshot was live when read,
+ * and a follower told so looks again at its end, or at once when a release wakes it.
  */
 export function campaignSql(t: string): string {
   // The instant the conflicting rows are judged at: read once, when the first of them is
@@ -63,24 +72,35 @@ export function campaignSql(t: string): string {
   const ours = `(${free} OR l.holder = excluded.holder OR l.holder = split_part(excluded.holder, ' ', 1))`;
   // The lease asked for travels in the proposed row as expires_at - renewed_at.
   const ends = `${now} + (excluded.expires_at - excluded.renewed_at)`;
+  // Held by somebody else in the snapshot: a live lease (or tombstone) not ours nor our bare id.
+  const other = `(l.holder IS NOT NULL AND l.expires_at > r.now AND l.holder <> r.holder AND l.holder <> split_part(r.holder, ' ', 1))`;
   return `WITH r AS (
   SELECT name, holder, lease_ms, value, clock_timestamp() AS now
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS r(name, holder, lease_ms, value)
-), c AS MATERIALIZED (SELECT clock_timestamp() AS now)
-INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions)
-SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1 FROM r
--- One order of rows in every process: two batches locking overlapping rows in opposite orders
--- could deadlock (40P01, reported BACKEND_UNAVAILABLE and retried).
-ORDER BY name
-ON CONFLICT (name) DO UPDATE SET
-  term = CASE WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
-  transitions = CASE WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
-  term_started_at = CASE WHEN ${free} THEN ${now} ELSE l.term_started_at END,
-  renewed_at = CASE WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
-  holder_value = CASE WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
-  holder = CASE WHEN ${ours} THEN excluded.holder ELSE l.holder END,
-  expires_at = CASE WHEN ${ours} THEN ${ends} ELSE l.expires_at END
-RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining_us`;
+), s AS (
+  SELECT r.name, r.holder, r.lease_ms, r.value, r.now, l.holder AS current, l.term, l.expires_at,
+    coalesce(${other}, false) AS other
+  FROM r LEFT JOIN ${t} AS l ON l.name = r.name
+), c AS MATERIALIZED (SELECT clock_timestamp() AS now),
+i AS (
+  INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions)
+  SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1 FROM s WHERE NOT other
+  -- One order of rows in every process (byte order, as the table's names): two batches locking
+  -- overlapping rows in opposite orders could deadlock (40P01, reported BACKEND_UNAVAILABLE and retried).
+  ORDER BY name COLLATE "C"
+  ON CONFLICT (name) DO UPDATE SET
+    term = CASE WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
+    transitions = CASE WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
+    term_started_at = CASE WHEN ${free} THEN ${now} ELSE l.term_started_at END,
+    renewed_at = CASE WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
+    holder_value = CASE WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
+    holder = CASE WHEN ${ours} THEN excluded.holder ELSE l.holder END,
+    expires_at = CASE WHEN ${ours} THEN ${ends} ELSE l.expires_at END
+  RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining_us
+)
+SELECT name, holder, term, remaining_us FROM i
+UNION ALL
+SELECT name, current, term, ${REMAINING_US('expires_at')} FROM s WHERE other`;
 }
 
 /**
@@ -89,8 +109,13 @@ RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining
  * read once, before any row lock is waited for: a row that changed meanwhile is tested again
  * (holder and term) against its new version, so an earlier instant can only grant a lease from
  * a little earlier, never extend one that another candidate took. Parameters:
- * names, instance ids, tokens, lease ms. Each request comes back with whether it was renewed
- * and, when not, the row's holder as the statement's snapshot saw it.
+ * names, instance ids, tokens, lease ms.
+ *
+ * The answer is short whatever the batch: first one row with `renewed`, how many rows were
+ * extended (its other columns NULL), then one row per request that was *not* renewed, with the
+ * row's holder as the statement's snapshot saw it (`current`, NULL when no lease is live). A
+ * leader of N elections so reads one row per interval, not N; the caller checks that
+ * `renewed` and the refusals account for every request.
  */
 export function renewSql(t: string): string {
   return `WITH r AS (
@@ -101,26 +126,35 @@ export function renewSql(t: string): string {
   WHERE l.name = r.name AND l.holder = r.holder AND l.term = r.term AND l.expires_at > n.now
   RETURNING l.name, l.holder, l.term
 )
-SELECT r.name, r.holder AS asked, r.term AS token, u.name IS NOT NULL AS held,
-  CASE WHEN c.expires_at > clock_timestamp() THEN c.holder END AS current
+SELECT NULL::text AS name, NULL::text AS asked, NULL::bigint AS token, NULL::text AS current, (SELECT count(*) FROM u) AS renewed
+UNION ALL
+SELECT r.name, r.holder, r.term, CASE WHEN c.expires_at > clock_timestamp() THEN c.holder END, NULL
 FROM r LEFT JOIN u ON u.name = r.name AND u.holder = r.holder AND u.term = r.term
-LEFT JOIN ${t} c ON c.name = r.name`;
+LEFT JOIN ${t} c ON c.name = r.name
+WHERE u.name IS NULL`;
 }
 
 /**
- * Gives the lease up, only if the instance holds it: with a token only that term, without one
- * but with a bound only a term no greater (parameter 3 is then that bound). The row stays with
- * its term (a DELETE would restart the tokens at 1). Followers are woken (`pg_notify`, delivered
- * when the statement commits, so they find the lease free) on `channel`; a null channel wakes
- * nobody.
+ * Gives leases up, many at once (the releases of one turn), each only if its instance holds it:
+ * with a token only that term, without one but with a bound only a term no greater.
+ * Parameters: names, instance ids, tokens (null: any), bounds (null: none), the wake-up channel.
+ * The row stays with its term (a DELETE would restart the tokens at 1). The rows are locked
+ * first, in the order every campaign locks them (`k`, re-checked on each row's latest version),
+ * so a batch of releases and a batch of campaigns never deadlock. Followers are woken
+ * (`pg_notify`, delivered when the statement commits, so they find the lease free) on the
+ * channel; a null channel wakes nobody.
  */
-export function releaseSql(t: string, how: 'any' | 'token' | 'notAbove'): string {
-  const term = how === 'token' ? ' AND term = $3' : how === 'notAbove' ? ' AND term <= $3' : '';
-  const channel = how === 'any' ? '$3' : '$4';
-  return `WITH u AS (
-  UPDATE ${t} SET holder = NULL, expires_at = NULL WHERE name = $1 AND holder = $2${term} RETURNING name
+export function releaseSql(t: string): string {
+  return `WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS r(name, holder, token, not_above)
+), k AS (
+  SELECT l.name FROM ${t} AS l JOIN r ON l.name = r.name AND l.holder = r.holder
+    AND (r.token IS NULL OR l.term = r.token) AND (r.not_above IS NULL OR l.term <= r.not_above)
+  ORDER BY l.name FOR UPDATE OF l
+), u AS (
+  UPDATE ${t} AS l SET holder = NULL, expires_at = NULL FROM k WHERE l.name = k.name RETURNING l.name
 )
-SELECT name, CASE WHEN ${channel}::text IS NOT NULL THEN pg_notify(${channel}::text, name) END AS notified FROM u`;
+SELECT name, CASE WHEN $5::text IS NOT NULL THEN pg_notify($5::text, name) END AS notified FROM u`;
 }
 
 /**

@@ -64,10 +64,12 @@ describe('time is the server clock at the moment of the write', () => {
     const b = backend();
     const e = uniqueElection('clock');
     const first = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 400 }));
+    await sleep(450);
     await withClient(async (c) => {
+      // A writer (a renewal, say) gives the row a lease that is live when B's statement starts,
+      // and holds the row's lock until that lease has ended.
       await c.query('BEGIN');
-      await c.query(`SELECT * FROM "${table}" WHERE name = $1 FOR UPDATE`, [e]);
-      // B's statement starts while A's lease is live, then waits for the lock until it has ended.
+      await c.query(`UPDATE "${table}" SET holder = 'A 1', expires_at = clock_timestamp() + interval '400 milliseconds' WHERE name = $1`, [e]);
       const waiting = b.campaign({ election: e, candidateId: 'B 1', leaseMs: LEASE });
       await sleep(700);
       await c.query('COMMIT');
@@ -75,6 +77,24 @@ describe('time is the server clock at the moment of the write', () => {
     });
     const info = await b.getLeader(e);
     expect(info!.leaseEndsAt! - info!.renewedAt!).toBe(LEASE);
+  });
+
+  test('a campaign for a lease another holds live answers from its read, without waiting for the row lock', async () => {
+    const a = backend();
+    const b = backend();
+    const e = uniqueElection('clock');
+    const first = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 2000 }));
+    await withClient(async (c) => {
+      await c.query('BEGIN');
+      await c.query(`SELECT * FROM "${table}" WHERE name = $1 FOR UPDATE`, [e]);
+      const started = Date.now();
+      const answer = await b.campaign({ election: e, candidateId: 'B 1', leaseMs: LEASE });
+      expect(Date.now() - started).toBeLessThan(500);
+      expect(answer).toMatchObject({ role: 'follower', leaderId: 'A 1', token: first.token });
+      expect((answer as { leaseRemainingMs: number }).leaseRemainingMs).toBeGreaterThan(1000);
+      expect((answer as { leaseRemainingMs: number }).leaseRemainingMs).toBeLessThanOrEqual(2000);
+      await c.query('COMMIT');
+    });
   });
 });
 
@@ -112,7 +132,7 @@ describe('the term', () => {
 });
 
 describe('batching', () => {
-  test('40 campaigns, then 40 renewals, made in one turn cost one statement each', async () => {
+  test('40 campaigns, then 40 renewals, then 40 releases, made in one turn cost one statement each', async () => {
     const { pool, statements } = countingPool();
     const a = backend({ uri: undefined, pool, table, wakeUp: false });
     await a.ensureSchema();
@@ -124,6 +144,25 @@ describe('batching', () => {
     const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'A 1', token: tokens[i]!, leaseMs: LEASE })));
     expect(renewed.every((r) => r.held)).toBe(true);
     expect(statements).toHaveLength(1);
+    // A renewal of a term that is not the current one is refused, the others in its batch held.
+    statements.length = 0;
+    const mixed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'A 1', token: tokens[i]! + (i % 2), leaseMs: LEASE })));
+    expect(mixed.map((r) => r.held)).toEqual(names.map((_, i) => i % 2 === 0));
+    expect(statements).toHaveLength(1);
+    // Releases: one statement too, each bounded by its own token or bound.
+    statements.length = 0;
+    await Promise.all(
+      names.map((election, i) =>
+        i % 3 === 0
+          ? a.release({ election, candidateId: 'A 1', token: tokens[i]! })
+          : i % 3 === 1
+            ? a.release({ election, candidateId: 'A 1', token: null, notAbove: tokens[i]! - 1 })
+            : a.release({ election, candidateId: 'A 1', token: null }),
+      ),
+    );
+    expect(statements).toHaveLength(1);
+    const left = await Promise.all(names.map((e) => a.getLeader(e)));
+    expect(left.map((l) => l !== null)).toEqual(names.map((_, i) => i % 3 === 1));
   });
 
   test('20 Electors leading on one backend renew in one round trip per interval', async () => {
