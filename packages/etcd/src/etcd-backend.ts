@@ -25,6 +25,7 @@ import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
 import { SharedLease, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
+import { releaseHandingOver } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
 import { PredecessorWatches } from './etcd-watches';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
@@ -41,10 +42,8 @@ interface Candidacy {
   revision: number;
   lease: SharedLease;
   leaseId: string;
-  /** Token offset once the candidacy led (its term's token is offset + revision). */
+  /** Token offset once the candidacy's term started (its term's token is offset + revision). */
   offset: number | null;
-  /** The election's token floor as this candidacy's last campaign read it; null before. */
-  floor: { modRevision: number | string; offset: number } | null;
 }
 
 /**
@@ -150,11 +149,12 @@ export class EtcdBackend implements ElectionBackend {
   }
 
   /**
-   * A campaign's rounds. Each round is one transaction: it creates the candidate's key when there
-   * is none (else leaves it) and reads the queue's head, the fence, the floor and the key. A
-   * candidacy that has read its election before (a follower woken when its predecessor left) asks
-   * in the same transaction to start its term if it heads the queue, with the keep-alive sent
-   * beside it: a hand-over is then one round trip.
+   * A campaign's rounds. A candidacy of this process whose key should still be there starts with
+   * a read of the queue's head, the fence, the floor and its key (a read-only transaction: no
+   * write to wait for), with a keep-alive sent beside it; otherwise, or when the key is gone, a
+   * round creates the key if there is none and reads the same in one transaction. If the key
+   * heads the queue with no fence, its term starts: at once when its token offset is written
+   * already (a hand-over wrote it, see `releaseHandingOver`), else by a write of the offset.
    */
   private async campaignRounds(election: string, key: string, mine: CandidateValue, ttlSec: number, start: number, store: EtcdStore): Promise<CampaignResult> {
     const lease = this.leaseFor(ttlSec);
@@ -164,20 +164,13 @@ export class EtcdBackend implements ElectionBackend {
     const reads = [op.head(this.keys.candidates(election)), op.get(fenceKey), op.get(floorKey), op.get(key)];
     let early: Promise<LiveLease> | null = null;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const known = this.candidacies.get(key);
-      const quick = round === 0 && known?.floor && known.leaseId === leaseId ? known : null;
-      if (quick) {
-        early = quick.lease.fresh(start);
+      const known = round === 0 && this.candidacies.get(key)?.leaseId === leaseId;
+      if (known) {
+        early = lease.fresh(start);
         early.catch(() => undefined); // awaited only if this campaign leads
       }
-      const res = await (quick
-        ? store.txn(
-            [cmp.createIs(key, quick.revision), cmp.noneCreatedBefore(this.keys.candidates(election), quick.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, quick.floor!.modRevision)],
-            [...(quick.offset === null ? [op.put(key, encodeCandidate({ ...mine, o: quick.floor!.offset }), quick.leaseId)] : []), ...reads],
-            reads,
-            'campaign',
-            election,
-          )
+      const res = await (known
+        ? store.txn([], reads, [], 'campaign', election)
         : store.txn([cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads, 'campaign', election)
       ).catch((err: unknown) => {
         // The lease lapsed on the server while this process held no key on it.
@@ -187,15 +180,13 @@ export class EtcdBackend implements ElectionBackend {
       const ranges = res.responses.map((r) => r.response_range).filter((r): r is IRangeResponse => r !== undefined && r !== null);
       const [headRange, fenceRange, floorRange, mineRange] = ranges.slice(-4);
       const own = mineRange?.kvs[0];
-      if (!own) continue; // deleted between the put and the read: an admin; look again
+      if (!own) continue; // deleted since it was created or last read (an admin): look again
       const candidacy = this.adopt(key, own, lease, leaseId);
       if (!candidacy) {
         // Our key sits on a lease this process no longer keeps alive: it will go; replace it.
         await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
         continue;
       }
-      const floor = floorRange?.kvs[0];
-      candidacy.floor = { modRevision: floor?.mod_revision ?? 0, offset: floorOffset(floor) };
       this.watches.moved(election, mine.id, candidacy.revision);
       const head = headRange?.kvs[0];
       const fence = fenceRange?.kvs[0];
@@ -203,11 +194,12 @@ export class EtcdBackend implements ElectionBackend {
         return { role: 'follower', ...leaderOf(head, fence) };
       }
       if (candidacy.offset === null) {
-        const offset = candidacy.floor.offset;
+        const floor = floorRange?.kvs[0];
+        const offset = floorOffset(floor);
         early ??= candidacy.lease.fresh(start);
         early.catch(() => undefined);
         const confirmed = await store.txn(
-          [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, candidacy.floor.modRevision)],
+          [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
           [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
           [],
           'campaign',
@@ -269,9 +261,8 @@ export class EtcdBackend implements ElectionBackend {
       }
       const known = this.candidacies.get(key);
       if (known?.offset !== null && known !== undefined && known.offset + known.revision === token) {
-        // Our term's key, as this process made it: delete it unless it was replaced (one round trip).
-        const res = await store.txn([cmp.createIs(key, known.revision)], [op.del(key)], [], 'release', election);
-        if (res.succeeded) {
+        // Our term's key, as this process made it: delete it unless it was replaced.
+        if (await releaseHandingOver(store, this.keys, election, key, known.revision)) {
           this.forget(key);
           return;
         }
@@ -381,7 +372,7 @@ export class EtcdBackend implements ElectionBackend {
     const candidacy: Candidacy =
       known && known.revision === revision
         ? known
-        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null, floor: null };
+        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null };
     if (candidacy.offset === null && value?.o !== undefined) candidacy.offset = value.o;
     if (known && known !== candidacy) known.lease.unhold(key);
     this.candidacies.set(key, candidacy);

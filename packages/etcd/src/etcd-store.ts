@@ -203,7 +203,11 @@ export const op = {
     return { request_range: { key: Buffer.from(key) } };
   },
   head(prefix: string): IRequestOp {
-    return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), limit: 1, sort_order: 'Ascend', sort_target: 'Create' } };
+    return op.queue(prefix, 1);
+  },
+  /** The first `limit` keys under `prefix`, lowest create revision first. */
+  queue(prefix: string, limit: number): IRequestOp {
+    return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), limit, sort_order: 'Ascend', sort_target: 'Create' } };
   },
   del(key: string): IRequestOp {
     return { request_delete_range: { key: Buffer.from(key) } };
@@ -213,10 +217,6 @@ export const op = {
 export const cmp = {
   createIs(key: string, revision: number | string): ICompare {
     return { key: Buffer.from(key), target: 'Create', result: 'Equal', create_revision: String(revision) };
-  },
-  /** No key under `prefix` was created before `revision` (the key created at `revision` heads the queue). */
-  noneCreatedBefore(prefix: string, revision: number): ICompare {
-    return { key: Buffer.from(prefix), range_end: prefixEnd(prefix), target: 'Create', result: 'Greater', create_revision: String(revision - 1) };
   },
   modIs(key: string, revision: number | string): ICompare {
     return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: String(revision) };
