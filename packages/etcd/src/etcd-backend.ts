@@ -106,7 +106,9 @@ export class EtcdBackend implements ElectionBackend {
     }
     this.keys = new ElectionKeys(resolved.prefix);
     this.store = new EtcdStore(this.client.kv as KVClient, this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
-    this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys);
+    this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys, (election, instanceId) => {
+      return this.candidacies.get(this.keys.candidate(election, instanceId))?.revision ?? null;
+    });
     this.reads = new ElectionReads(this.store, this.keys);
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);

@@ -39,6 +39,8 @@ export class PredecessorWatches {
     private readonly client: Etcd3,
     private readonly store: EtcdStore,
     private readonly keys: ElectionKeys,
+    /** The create revision of the candidate's key as this process knows it; null before its first campaign. */
+    private readonly revisionOf: (election: string, instanceId: string) => number | null,
   ) {}
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
@@ -47,7 +49,13 @@ export class PredecessorWatches {
     let set = this.subscriptions.get(id);
     if (!set) this.subscriptions.set(id, (set = new Set()));
     set.add(sub);
-    this.resolve(sub);
+    // Before its first campaign the candidate has no key, and so no predecessor yet: its campaign
+    // (`moved`) sets up the watch, once, instead of a watch on the head replaced at once.
+    const revision = this.revisionOf(election, instanceId);
+    if (revision !== null) {
+      sub.revision = revision;
+      this.resolve(sub);
+    }
     return () => {
       if (sub.closed) return;
       sub.closed = true;
@@ -57,10 +65,15 @@ export class PredecessorWatches {
     };
   }
 
+  /**
+   * A watch up, or sent and not yet confirmed: etcd sends every event from its start revision
+   * once it is created, and a watch that fails before wakes its candidate. (Under load, creating
+   * thousands of watches takes seconds; polling meanwhile would only slow the server down more.)
+   */
   isWatching(election: string, instanceId: string): boolean {
     const set = this.subscriptions.get(this.idOf(election, instanceId));
     if (!set) return false;
-    for (const sub of set) if (sub.watcher !== null) return true;
+    for (const sub of set) if (sub.watcher !== null || sub.pending !== null) return true;
     return false;
   }
 
@@ -149,11 +162,20 @@ export class PredecessorWatches {
         .startRevision(String(Number(listing.header.revision) + 1))
         .watcher();
       sub.pending = watcher;
-      await new Promise<void>((resolve, reject) => {
-        watcher.once('connected', () => resolve());
-        watcher.once('error', reject);
-        watcher.once('end', () => reject(new Error('watch cancelled')));
+      const confirmed = await new Promise<boolean>((resolve) => {
+        watcher.once('connected', () => resolve(true));
+        watcher.once('error', () => resolve(false));
+        watcher.once('disconnected', () => resolve(false));
+        watcher.once('end', () => resolve(false));
       });
+      if (!confirmed) {
+        // It counted as a watch (isWatching): the candidate looks again now, and its campaign
+        // sets up a new one.
+        if (sub.closed || sub.generation !== generation) return;
+        void this.drop(sub);
+        sub.onChange();
+        return;
+      }
       if (sub.closed || sub.generation !== generation) {
         void watcher.cancel().catch(() => undefined);
         return;
