@@ -12,6 +12,8 @@ export interface RateSample {
   serverReadsPerSec: number | null;
   /** Client→server bursts per second through the process's counting proxy (≈ round trips). */
   clientSendsPerSec: number | null;
+  /** HTTP/2 bursts per second of acknowledgements and flow control only, not round trips (absent: none or not measured). */
+  controlBurstsPerSec?: number | null;
 }
 
 export interface SteadyResult {
@@ -27,7 +29,7 @@ async function measure(
   target: BenchTarget,
   proxies: CountingProxy[],
   windowMs: number,
-): Promise<{ ops: number; reads: number | null; sends: number[]; splits: number[]; seconds: number }> {
+): Promise<{ ops: number; reads: number | null; sends: number[]; controls: number[]; splits: number[]; seconds: number }> {
   const c0 = await target.counters();
   const t0 = nowMs();
   await sleep(windowMs);
@@ -40,6 +42,8 @@ async function measure(
     const ts = p.times.filter((t) => t >= t0 && t < t1);
     return ts.length >= 3 ? ((ts.length - 1) / (ts[ts.length - 1]! - ts[0]!)) * 1000 * seconds : ts.length;
   });
+  // Acknowledgement-only bursts (HTTP/2): recorded beside the round trips, plain counts.
+  const controls = proxies.map((p) => p.controlTimes.filter((t) => t >= t0 && t < t1).length);
   // Bursts that follow another within 100 ms: a renewal batch split over several turns.
   const splits = proxies.map((p) => {
     const ts = p.times.filter((t) => t >= t0 && t < t1);
@@ -51,6 +55,7 @@ async function measure(
     ops: c1.ops - c0.ops,
     reads: c0.reads !== null && c1.reads !== null ? c1.reads - c0.reads - 1 : null,
     sends,
+    controls,
     splits,
     seconds,
   };
@@ -85,6 +90,7 @@ export async function steadyState(
       serverOpsPerSec: rate(a.ops, a.seconds),
       serverReadsPerSec: rate(a.reads, a.seconds),
       clientSendsPerSec: rate(a.sends[0]!, a.seconds),
+      controlBurstsPerSec: rate(a.controls[0]!, a.seconds),
     };
     s.log(`    leader alone: ${JSON.stringify(leader)}`);
     for (let i = 0; i < 2; i++) {
@@ -100,6 +106,7 @@ export async function steadyState(
       serverReadsPerSec:
         b.reads === null ? null : rate((b.reads - (leader.serverReadsPerSec ?? 0) * b.seconds) / 2, b.seconds),
       clientSendsPerSec: rate(followerSends, b.seconds),
+      controlBurstsPerSec: rate((b.controls[1]! + b.controls[2]!) / 2, b.seconds),
     };
     s.log(`    per follower: ${JSON.stringify(follower)} (leader during phase B: ${rate(b.sends[0]!, b.seconds)}/s sends)`);
     await disposeAll(cs);
@@ -119,6 +126,7 @@ export async function steadyState(
         serverOpsPerSec: rate(c.ops, c.seconds),
         serverReadsPerSec: rate(c.reads, c.seconds),
         clientSendsPerSec: rate(c.sends[0]!, c.seconds),
+        controlBurstsPerSec: rate(c.controls[0]!, c.seconds),
         /** Bursts per second that came < 100 ms after another (a batch split over several turns). */
         splitBurstsPerSec: rate(c.splits[0]!, c.seconds),
       };

@@ -104,8 +104,9 @@ export function rows(r: BackendResult, leaseMs: number): Row[] {
     const many = s.manyLeader;
     const manyRt = many ? perRenew(many.clientSendsPerSec) : null;
     const leaderOk = leaderRt !== null && leaderRt <= 1.05 && (many === null || (manyRt !== null && manyRt <= 1.05));
-    const fmt = (x: { serverOpsPerSec: number | null; serverReadsPerSec: number | null; clientSendsPerSec: number | null }) =>
-      `server ${x.serverOpsPerSec ?? '—'} ops/s${x.serverReadsPerSec !== null ? `, ${x.serverReadsPerSec} reads/s` : ''}; client ${x.clientSendsPerSec ?? '—'} round trips/s`;
+    const fmt = (x: { serverOpsPerSec: number | null; serverReadsPerSec: number | null; clientSendsPerSec: number | null; controlBurstsPerSec?: number | null }) =>
+      `server ${x.serverOpsPerSec ?? '—'} ops/s${x.serverReadsPerSec !== null ? `, ${x.serverReadsPerSec} reads/s` : ''}; client ${x.clientSendsPerSec ?? '—'} round trips/s` +
+      (x.controlBurstsPerSec ? ` (+ ${x.controlBurstsPerSec}/s HTTP/2 acknowledgements, not counted)` : '');
     out.push({
       scenario: 'steady state: leader',
       measured: `per leader process, renew interval ${renewMs} ms: 1 election${many ? `, and ${many.elections} elections in one process` : ''}`,

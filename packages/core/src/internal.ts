@@ -4,6 +4,7 @@
  */
 export { TickBatcher } from './tick-batcher';
 export { withTimeout } from './timing';
+export { CampaignSlots, CAMPAIGNS_AT_ONCE } from './campaign-slots';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';
 export { givenUpError, throwIfGivenUp, whenGivenUp } from './given-up';

@@ -19,26 +19,30 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
-import { throwIfGivenUp } from '@conclave/core/internal';
+import { CampaignSlots, TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
-import { SharedLease } from './etcd-leases';
+import { SharedLease, type LiveLease } from './etcd-leases';
+import { KeepAliveStream } from './etcd-keepalive-stream';
+import { releaseHandingOver } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
 import { PredecessorWatches } from './etcd-watches';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
-import { ElectionReads, floorOffset, infoOf, leaderOf } from './etcd-reads';
+import { ElectionReads, floorOffset, infoOf, leaderOf, rangeOf } from './etcd-reads';
 
 export { MAX_FLOOR } from './etcd-admin';
 
 const KIND = 'etcd';
+/** Operations one transaction may hold (etcd's --max-txn-ops default). */
+const MAX_TXN_OPS = 128;
 
 /** A candidacy of this process: its key's create revision and the lease it is attached to. */
 interface Candidacy {
   revision: number;
   lease: SharedLease;
   leaseId: string;
-  /** Token offset once the candidacy led (its term's token is offset + revision). */
+  /** Token offset once the candidacy's term started (its term's token is offset + revision). */
   offset: number | null;
 }
 
@@ -62,7 +66,8 @@ export class EtcdBackend implements ElectionBackend {
   /** What every EtcdBackend declares (known before any connection). */
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: true,
-    push: 'best-effort' as const,
+    // A watch misses nothing while it stands, and its loss wakes the candidate (PredecessorWatches).
+    push: 'reliable' as const,
     tokenFloor: true,
     // The value is in the leader's key; etcd keeps no times a client could read as server time,
     // and create revisions do not count terms.
@@ -80,6 +85,10 @@ export class EtcdBackend implements ElectionBackend {
   private readonly watches: PredecessorWatches;
   private readonly reads: ElectionReads;
   private readonly admin: EtcdAdmin;
+  private readonly keepAlives: KeepAliveStream;
+  /** Reads of the renewals of one turn, one transaction (see renew). */
+  private readonly ownKeys: TickBatcher<string, IKeyValue | undefined>;
+  private readonly slots = new CampaignSlots(KIND);
   private readonly warned = new Set<string>();
   private readonly requestTimeoutMs: number;
   private closed = false;
@@ -97,9 +106,16 @@ export class EtcdBackend implements ElectionBackend {
     }
     this.keys = new ElectionKeys(resolved.prefix);
     this.store = new EtcdStore(this.client.kv as KVClient, this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
-    this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys);
+    this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys, (election, instanceId) => {
+      return this.candidacies.get(this.keys.candidate(election, instanceId))?.revision ?? null;
+    });
     this.reads = new ElectionReads(this.store, this.keys);
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
+    this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
+    this.ownKeys = new TickBatcher(async (keys) => {
+      const res = await this.store.txn([], keys.map((k) => op.get(k)), [], 'renew');
+      return keys.map((_, i) => rangeOf(res, i)?.kvs[0]);
+    }, MAX_TXN_OPS);
   }
 
   /** The TTL, s, asked for a lease of `leaseMs`: whole seconds, never longer than the lease. */
@@ -122,56 +138,85 @@ export class EtcdBackend implements ElectionBackend {
       this.assertOpen(election);
       throwIfGivenUp(signal, 'campaign', KIND, election);
       const start = performance.now();
-      const store = this.store.within(deadlineMs);
-      const lease = this.leaseFor(EtcdBackend.ttlFor(leaseMs));
-      const leaseId = await store.bounded(lease.ensure(), 'lease grant', election);
-      const mine: CandidateValue = value === undefined ? { id: candidateId } : { id: candidateId, v: value };
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const reads = [op.head(this.keys.candidates(election)), op.get(this.keys.fence(election)), op.get(this.keys.floor(election)), op.get(key)];
-        const res = await store
-          .txn([cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads, 'campaign', election)
-          .catch((err: unknown) => {
-            // The lease lapsed on the server while this process held no key on it.
-            if (/lease not found/i.test(String((err as { message?: unknown }).message))) lease.reset();
-            throw err;
-          });
-        const ranges = res.responses.map((r) => r.response_range).filter((r): r is IRangeResponse => r !== undefined && r !== null);
-        const [headRange, fenceRange, floorRange, mineRange] = ranges.slice(-4);
-        const own = mineRange?.kvs[0];
-        if (!own) continue; // deleted between the put and the read: an admin; look again
-        const candidacy = this.adopt(key, own, lease, leaseId);
-        if (!candidacy) {
-          // Our key sits on a lease this process no longer keeps alive: it will go; replace it.
-          await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
-          continue;
-        }
-        this.watches.moved(election, candidateId);
-        const head = headRange?.kvs[0];
-        const fence = fenceRange?.kvs[0];
-        if (head?.key.toString() !== key || fence) {
-          return { role: 'follower', ...leaderOf(head, fence) };
-        }
-        if (candidacy.offset === null) {
-          const floor = floorRange?.kvs[0];
-          const offset = floorOffset(floor);
-          const confirmed = await store.txn(
-            [cmp.createIs(key, candidacy.revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
-            [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
-            [],
-            'campaign',
-            election,
-          );
-          if (!confirmed.succeeded) continue;
-          candidacy.offset = offset;
-        }
-        const live = await store.bounded(candidacy.lease.fresh(start), 'lease keep-alive', election).catch((err: unknown) => {
-          throw this.leaseError(err, election);
-        });
-        if (live.id !== candidacy.leaseId) continue;
-        return { role: 'leader', token: candidacy.offset + candidacy.revision, leaseMs: grantedFrom(start, live) };
+      const until = deadlineMs ?? start + this.requestTimeoutMs;
+      // Its turn first (nothing is sent while it waits), then a slot (see CampaignSlots).
+      const free = await this.slots.acquire(election, until, signal);
+      try {
+        const mine: CandidateValue = value === undefined ? { id: candidateId } : { id: candidateId, v: value };
+        return await this.campaignRounds(election, key, mine, EtcdBackend.ttlFor(leaseMs), start, this.store.within(deadlineMs));
+      } finally {
+        free(signal?.aborted === true || performance.now() > until);
       }
-      throw new ConclaveError('BACKEND_UNAVAILABLE', 'campaign: the election kept changing; try again', { backend: KIND, election });
     });
+  }
+
+  /**
+   * A campaign's rounds. A candidacy of this process whose key should still be there starts with
+   * a read of the queue's head, the fence, the floor and its key (a read-only transaction: no
+   * write to wait for), with a keep-alive sent beside it; otherwise, or when the key is gone, a
+   * round creates the key if there is none and reads the same in one transaction. If the key
+   * heads the queue with no fence, its term starts: at once when its token offset is written
+   * already (a hand-over wrote it, see `releaseHandingOver`), else by a write of the offset.
+   */
+  private async campaignRounds(election: string, key: string, mine: CandidateValue, ttlSec: number, start: number, store: EtcdStore): Promise<CampaignResult> {
+    const lease = this.leaseFor(ttlSec);
+    const leaseId = await store.bounded(lease.ensure(), 'lease grant', election);
+    const fenceKey = this.keys.fence(election);
+    const floorKey = this.keys.floor(election);
+    const reads = [op.head(this.keys.candidates(election)), op.get(fenceKey), op.get(floorKey), op.get(key)];
+    let early: Promise<LiveLease> | null = null;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const known = round === 0 && this.candidacies.get(key)?.leaseId === leaseId;
+      if (known) {
+        early = lease.fresh(start);
+        early.catch(() => undefined); // awaited only if this campaign leads
+      }
+      const res = await (known
+        ? store.txn([], reads, [], 'campaign', election)
+        : store.txn([cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads, 'campaign', election)
+      ).catch((err: unknown) => {
+        // The lease lapsed on the server while this process held no key on it.
+        if (/lease not found/i.test(String((err as { message?: unknown }).message))) lease.reset();
+        throw err;
+      });
+      const ranges = res.responses.map((r) => r.response_range).filter((r): r is IRangeResponse => r !== undefined && r !== null);
+      const [headRange, fenceRange, floorRange, mineRange] = ranges.slice(-4);
+      const own = mineRange?.kvs[0];
+      if (!own) continue; // deleted since it was created or last read (an admin): look again
+      const candidacy = this.adopt(key, own, lease, leaseId);
+      if (!candidacy) {
+        // Our key sits on a lease this process no longer keeps alive: it will go; replace it.
+        await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
+        continue;
+      }
+      this.watches.moved(election, mine.id, candidacy.revision);
+      const head = headRange?.kvs[0];
+      const fence = fenceRange?.kvs[0];
+      if (head?.key.toString() !== key || fence) {
+        return { role: 'follower', ...leaderOf(head, fence) };
+      }
+      if (candidacy.offset === null) {
+        const floor = floorRange?.kvs[0];
+        const offset = floorOffset(floor);
+        early ??= candidacy.lease.fresh(start);
+        early.catch(() => undefined);
+        const confirmed = await store.txn(
+          [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
+          [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
+          [],
+          'campaign',
+          election,
+        );
+        if (!confirmed.succeeded) continue;
+        candidacy.offset = offset;
+      }
+      const live = await store.bounded(early ?? candidacy.lease.fresh(start), 'lease keep-alive', election).catch((err: unknown) => {
+        throw this.leaseError(err, election);
+      });
+      if (live.id !== candidacy.leaseId) continue;
+      return { role: 'leader', token: candidacy.offset + candidacy.revision, leaseMs: grantedFrom(start, live) };
+    }
+    throw new ConclaveError('BACKEND_UNAVAILABLE', 'campaign: the election kept changing; try again', { backend: KIND, election });
   }
 
   async renew({ election, candidateId, token, leaseMs, signal, deadlineMs }: RenewRequest): Promise<RenewResult> {
@@ -187,14 +232,15 @@ export class EtcdBackend implements ElectionBackend {
     }
     const start = performance.now();
     const store = this.store.within(deadlineMs);
-    const [read, live] = await Promise.all([
-      store.range(key, {}, election),
+    // The keep-alive first: written at once on its stream, it leaves with the turn's reads (one
+    // transaction for every renewal of the turn), one round trip for all.
+    const [live, own] = await Promise.all([
       store.bounded(candidacy.lease.fresh(start), 'lease keep-alive', election).then(
         (l) => l,
         (err: unknown) => (err instanceof ConclaveError && err.code === 'LEASE_LOST' ? null : Promise.reject(this.leaseError(err, election))),
       ),
+      store.bounded(this.ownKeys.submit(key), 'renew', election),
     ]);
-    const own = read.kvs[0];
     if (!live || !own || Number(own.create_revision) !== candidacy.revision || live.id !== candidacy.leaseId || String(own.lease) !== live.id) {
       this.forget(key);
       return { held: false, leaderId: await this.reads.leaderId(election) };
@@ -214,6 +260,14 @@ export class EtcdBackend implements ElectionBackend {
         await store.txn([], [op.del(key)], [], 'release', election);
         this.forget(key);
         return;
+      }
+      const known = this.candidacies.get(key);
+      if (known?.offset !== null && known !== undefined && known.offset + known.revision === token) {
+        // Our term's key, as this process made it: delete it unless it was replaced.
+        if (await releaseHandingOver(store, this.keys, election, key, known.revision)) {
+          this.forget(key);
+          return;
+        }
       }
       const read = await store.range(key, {}, election);
       const own = read.kvs[0];
@@ -279,6 +333,7 @@ export class EtcdBackend implements ElectionBackend {
     this.candidacies.clear();
     // Keys of a client we opened go with its leases; a user's client keeps them until their TTL.
     await Promise.all(leases.map((l) => l.close(this.ownsClient)));
+    this.keepAlives.close();
     if (this.ownsClient) this.client.close();
   }
 
@@ -298,6 +353,7 @@ export class EtcdBackend implements ElectionBackend {
     if (!lease) {
       lease = new SharedLease(
         this.store,
+        this.keepAlives,
         ttlSec,
         () => this.leaseLost(lease!),
         (asked, granted) => this.checkGrant(asked, granted),

@@ -1,8 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
 import type { EtcdStore, LeaseProof } from './etcd-store';
+import type { KeepAliveStream } from './etcd-keepalive-stream';
 
 const KIND = 'etcd';
+/** A keep-alive unanswered this long, at least, makes the stream count as stuck, ms. */
+const STALL_MIN_MS = 250;
+/** How soon a failed background keep-alive is tried again, ms. */
+const RETRY_MS = 200;
 
 /** A keep-alive the server answered: the lease lives at least until `sentAt + ttlMs`. */
 export interface LiveLease {
@@ -21,10 +26,12 @@ export interface LiveLease {
  * (etcd's lessor; a new etcd leader extends every lease). So a key attached to the lease lives at
  * least until `sentAt + TTL` of any keep-alive answered with that TTL, on this process's clock.
  *
- * Keep-alives: a background one every third of the TTL (it keeps followers' keys), and one on
- * demand for a renewal when none was sent in the last tenth of the TTL (a renewal joins a
- * keep-alive already in flight). Electors of one lease renew on a shared grid, so their renewals
- * of one round share one keep-alive.
+ * Keep-alives, on the backend's one keep-alive stream: one on demand for a renewal when none was
+ * sent in the last tenth of the TTL (a renewal joins a keep-alive already in flight), and one in
+ * the background when none was sent for half the TTL (it keeps followers' keys; a failed one is
+ * tried again soon). Electors of one lease renew on a shared grid, so their renewals of one round
+ * share one keep-alive, and a leader renewing every third of the TTL or more often leaves the
+ * background nothing to send.
  */
 export class SharedLease {
   private id: string | null = null;
@@ -38,6 +45,7 @@ export class SharedLease {
 
   constructor(
     private readonly store: EtcdStore,
+    private readonly keepAlives: KeepAliveStream,
     readonly ttlSec: number,
     private readonly onLost: () => void,
     private readonly onGranted: (askedSec: number, grantedSec: number) => void,
@@ -113,7 +121,10 @@ export class SharedLease {
 
   private keepAlive(id: string): Promise<LiveLease> {
     const sentAt = performance.now();
-    const promise = this.store.keepAlive(id).then((proof) => {
+    // Unanswered for a third of the TTL, the stream is stuck: a new one leaves time for a retry.
+    const stallMs = Math.max(STALL_MIN_MS, Math.floor((this.ttlSec * 1000) / 3));
+    const promise = this.keepAlives.keepAlive(id, stallMs).then((ttlSec) => {
+      const proof: LeaseProof = { sentAt, ttlSec };
       if (this.id !== id) throw new ConclaveError('LEASE_LOST', 'the etcd lease was replaced', { backend: KIND });
       if (proof.ttlSec <= 0) {
         this.lost(id);
@@ -142,20 +153,27 @@ export class SharedLease {
     this.onLost();
   }
 
-  private schedule(): void {
+  /** Arms the background keep-alive: half the TTL after the last one sent, or soon after a failure. */
+  private schedule(delayMs?: number): void {
     if (this.timer || this.closed || this.id === null || this.holders.size === 0) return;
-    const period = Math.max(100, Math.floor((this.ttlSec * 1000) / 3));
+    const period = Math.floor((this.ttlSec * 1000) / 2);
+    const last = this.last;
+    const wait = delayMs ?? (last ? Math.max(0, last.sentAt + period - performance.now()) : period);
     this.timer = setTimeout(() => {
       this.timer = null;
       const id = this.id;
       if (id === null || this.holders.size === 0) return;
-      const last = this.last;
-      const due = !last || performance.now() - last.sentAt >= period - 5;
-      const next = due && !this.inFlight ? this.keepAlive(id) : null;
-      // A failed background keep-alive is retried at the next period; renewals report theirs.
-      if (next) next.catch(() => undefined);
-      this.schedule();
-    }, period);
+      const latest = this.last;
+      if (this.inFlight || (latest && performance.now() - latest.sentAt < period - 5)) {
+        this.schedule(this.inFlight ? RETRY_MS : undefined); // a renewal keeps it alive
+        return;
+      }
+      // Renewals report their own failures; a failed background one is tried again soon.
+      this.keepAlive(id).then(
+        () => this.schedule(),
+        () => this.schedule(RETRY_MS),
+      );
+    }, wait);
     this.timer.unref?.();
   }
 

@@ -203,7 +203,11 @@ export const op = {
     return { request_range: { key: Buffer.from(key) } };
   },
   head(prefix: string): IRequestOp {
-    return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), limit: 1, sort_order: 'Ascend', sort_target: 'Create' } };
+    return op.queue(prefix, 1);
+  },
+  /** The first `limit` keys under `prefix`, lowest create revision first. */
+  queue(prefix: string, limit: number): IRequestOp {
+    return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), limit, sort_order: 'Ascend', sort_target: 'Create' } };
   },
   del(key: string): IRequestOp {
     return { request_delete_range: { key: Buffer.from(key) } };

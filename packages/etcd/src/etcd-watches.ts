@@ -14,6 +14,8 @@ interface Subscription {
   target: string | null;
   /** Bumped on every re-resolve, so a late watcher of an older resolve is cancelled. */
   generation: number;
+  /** Create revision of the candidate's key when the watch was chosen (0: not known). */
+  revision: number;
   closed: boolean;
 }
 
@@ -23,6 +25,11 @@ interface Subscription {
  * watches the fence, which an admin's force or clear leaves. Each watch starts at the revision of
  * the listing it was derived from, so nothing between the two is missed. After every event (and
  * whenever the candidate's own key is replaced) the candidate looks again.
+ *
+ * A watch misses nothing while it stands (etcd sends every event after its start revision), and
+ * when it goes away (an error, a broken stream) the candidate is woken to look again: so the
+ * backend declares push `'reliable'`, and a follower with a watch sends nothing but its lease's
+ * keep-alives. While a candidate has no watch, `isWatching` is false and the core polls.
  */
 export class PredecessorWatches {
   private readonly subscriptions = new Map<string, Set<Subscription>>();
@@ -32,15 +39,23 @@ export class PredecessorWatches {
     private readonly client: Etcd3,
     private readonly store: EtcdStore,
     private readonly keys: ElectionKeys,
+    /** The create revision of the candidate's key as this process knows it; null before its first campaign. */
+    private readonly revisionOf: (election: string, instanceId: string) => number | null,
   ) {}
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
-    const sub: Subscription = { election, instanceId, onChange, watcher: null, pending: null, target: null, generation: 0, closed: false };
+    const sub: Subscription = { election, instanceId, onChange, watcher: null, pending: null, target: null, generation: 0, revision: 0, closed: false };
     const id = this.idOf(election, instanceId);
     let set = this.subscriptions.get(id);
     if (!set) this.subscriptions.set(id, (set = new Set()));
     set.add(sub);
-    this.resolve(sub);
+    // Before its first campaign the candidate has no key, and so no predecessor yet: its campaign
+    // (`moved`) sets up the watch, once, instead of a watch on the head replaced at once.
+    const revision = this.revisionOf(election, instanceId);
+    if (revision !== null) {
+      sub.revision = revision;
+      this.resolve(sub);
+    }
     return () => {
       if (sub.closed) return;
       sub.closed = true;
@@ -50,17 +65,31 @@ export class PredecessorWatches {
     };
   }
 
+  /**
+   * A watch up, or sent and not yet confirmed: etcd sends every event from its start revision
+   * once it is created, and a watch that fails before wakes its candidate. (Under load, creating
+   * thousands of watches takes seconds; polling meanwhile would only slow the server down more.)
+   */
   isWatching(election: string, instanceId: string): boolean {
     const set = this.subscriptions.get(this.idOf(election, instanceId));
     if (!set) return false;
-    for (const sub of set) if (sub.watcher !== null) return true;
+    for (const sub of set) if (sub.watcher !== null || sub.pending !== null) return true;
     return false;
   }
 
-  /** The candidate's key was (re)created: its predecessor may have changed. */
-  moved(election: string, instanceId: string): void {
+  /**
+   * The candidate campaigned and its key has create revision `revision`. A key created anew may
+   * have another predecessor: look again. The same key keeps its predecessor until that one is
+   * deleted, which the watch reports; only a subscription without a watch looks again then.
+   */
+  moved(election: string, instanceId: string, revision: number): void {
     const set = this.subscriptions.get(this.idOf(election, instanceId));
-    if (set) for (const sub of set) this.resolve(sub);
+    if (!set) return;
+    for (const sub of set) {
+      if (sub.revision === revision && (sub.watcher !== null || sub.pending !== null)) continue;
+      sub.revision = revision;
+      this.resolve(sub);
+    }
   }
 
   /** Something changed for everyone (a lease lost): wake and look again. */
@@ -133,11 +162,20 @@ export class PredecessorWatches {
         .startRevision(String(Number(listing.header.revision) + 1))
         .watcher();
       sub.pending = watcher;
-      await new Promise<void>((resolve, reject) => {
-        watcher.once('connected', () => resolve());
-        watcher.once('error', reject);
-        watcher.once('end', () => reject(new Error('watch cancelled')));
+      const confirmed = await new Promise<boolean>((resolve) => {
+        watcher.once('connected', () => resolve(true));
+        watcher.once('error', () => resolve(false));
+        watcher.once('disconnected', () => resolve(false));
+        watcher.once('end', () => resolve(false));
       });
+      if (!confirmed) {
+        // It counted as a watch (isWatching): the candidate looks again now, and its campaign
+        // sets up a new one.
+        if (sub.closed || sub.generation !== generation) return;
+        void this.drop(sub);
+        sub.onChange();
+        return;
+      }
       if (sub.closed || sub.generation !== generation) {
         void watcher.cancel().catch(() => undefined);
         return;
@@ -152,9 +190,16 @@ export class PredecessorWatches {
       };
       watcher.on('delete', fire);
       if (at === 0) watcher.on('put', fire);
-      watcher.on('error', () => {
-        if (sub.generation === generation) void this.drop(sub);
-      });
+      // The watch went away (an error, or its stream broke: etcd3 would resume it, but a change
+      // can fall between its resumed revision and the events still to come). The Elector, which
+      // counts on the watch, looks again now; its campaign sets up a new watch.
+      const lost = () => {
+        if (sub.closed || sub.generation !== generation) return;
+        void this.drop(sub);
+        sub.onChange();
+      };
+      watcher.on('error', lost);
+      watcher.on('disconnected', lost);
       // A subscription in place may have missed nothing; a change before it is the caller's to read.
     })().catch(() => {
       // No watch: the core polls; a watcher still attached is cancelled (see close()).

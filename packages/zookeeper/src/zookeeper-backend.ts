@@ -21,7 +21,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
-import { throwIfGivenUp } from '@conclave/core/internal';
+import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { zkCode } from './zookeeper-client-util';
@@ -35,7 +35,6 @@ import { Candidacies, candidacyKey, forgetNode } from './zookeeper-candidacy';
 import { CandidateTurns } from './zookeeper-turns';
 import { CandidateWatchers } from './zookeeper-watchers';
 import { Campaigner } from './zookeeper-campaign';
-import { CampaignSlots } from './zookeeper-campaign-slots';
 import { RenewalBatcher } from './zookeeper-renewals';
 import { ElectionAdmin } from './zookeeper-admin';
 
@@ -75,7 +74,7 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly floor: TokenFloor;
   private readonly candidacies: Candidacies;
   private readonly turns = new CandidateTurns();
-  private readonly slots = new CampaignSlots();
+  private readonly slots = new CampaignSlots(KIND);
   private readonly watchers = new CandidateWatchers();
   private readonly campaigner: Campaigner;
   private readonly renewals: RenewalBatcher;

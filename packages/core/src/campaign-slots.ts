@@ -1,12 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError } from '@conclave/core';
-import { givenUpError } from '@conclave/core/internal';
-
-const KIND = 'zookeeper';
+import { ConclaveError } from './errors';
+import { givenUpError } from './given-up';
 
 /**
- * How many campaigns one backend runs at once on its session, at most. A campaign is several
- * round trips one after another, all on one connection that the server answers in order: with
+ * How many campaigns one backend runs at once, at most, by default. A campaign is several round
+ * trips one after another, often on one connection that the server answers in order: with
  * thousands running together (one Elector per election, all started at once) each round trip
  * waits behind all the others' and no campaign ends before its caller gives up, so none ever
  * does. With a bound, the campaigns admitted end quickly and the connection stays as busy as it
@@ -46,7 +44,11 @@ export class CampaignSlots {
   /** How many of `waiting` left. */
   private gone = 0;
 
-  constructor(private readonly most = CAMPAIGNS_AT_ONCE) {
+  constructor(
+    /** The backend's kind, for errors. */
+    private readonly kind: string,
+    private readonly most = CAMPAIGNS_AT_ONCE,
+  ) {
     this.limit = most;
     this.fewest = Math.min(FEWEST, most);
   }
@@ -61,7 +63,7 @@ export class CampaignSlots {
    * after its caller gave up (`late`).
    */
   async acquire(election: string, until: number, signal?: AbortSignal): Promise<(late?: boolean) => void> {
-    if (signal?.aborted) throw givenUpError(signal, 'campaign', KIND, election);
+    if (signal?.aborted) throw givenUpError(signal, 'campaign', this.kind, election);
     if (this.running < this.bound()) {
       this.running++;
       return this.freer();
@@ -86,13 +88,13 @@ export class CampaignSlots {
       };
       const gaveUp = () => {
         leave();
-        reject(givenUpError(signal!, 'campaign', KIND, election));
+        reject(givenUpError(signal!, 'campaign', this.kind, election));
       };
       const timer = setTimeout(() => {
         leave();
         reject(
           new ConclaveError('BACKEND_UNAVAILABLE', 'campaign not sent: too many campaigns of this backend were running', {
-            backend: KIND,
+            backend: this.kind,
             election,
           }),
         );

@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { CampaignSlots } from '../src/zookeeper-campaign-slots';
+import { CampaignSlots } from '../src/campaign-slots';
 
 const later = () => performance.now() + 10_000;
 
 describe('CampaignSlots', () => {
   test('at most `limit` run; a freed slot goes to the newest waiter', async () => {
-    const slots = new CampaignSlots(2);
+    const slots = new CampaignSlots('test', 2);
     const a = await slots.acquire('e', later());
     const b = await slots.acquire('e', later());
     const order: string[] = [];
@@ -28,7 +28,7 @@ describe('CampaignSlots', () => {
   });
 
   test('a waiter whose caller gives up leaves unsent (BACKEND_UNAVAILABLE) and its turn passes on', async () => {
-    const slots = new CampaignSlots(1);
+    const slots = new CampaignSlots('test', 1);
     const running = await slots.acquire('e', later());
     const old = slots.acquire('e', later());
     const controller = new AbortController();
@@ -43,13 +43,13 @@ describe('CampaignSlots', () => {
   });
 
   test('a waiter whose deadline passes fails with BACKEND_UNAVAILABLE', async () => {
-    const slots = new CampaignSlots(1);
+    const slots = new CampaignSlots('test', 1);
     await slots.acquire('e', later());
     await expect(slots.acquire('e', performance.now() + 20)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
   });
 
   test('a campaign that ends after its caller gave up halves the bound; campaigns in time raise it again', async () => {
-    const slots = new CampaignSlots(16);
+    const slots = new CampaignSlots('test', 16);
     const frees = await Promise.all(Array.from({ length: 16 }, () => slots.acquire('e', later())));
     let admitted = 0;
     const waiters = Array.from({ length: 4 }, () => slots.acquire('e', later()).then((free) => (admitted++, free)));
