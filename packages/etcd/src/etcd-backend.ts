@@ -189,9 +189,9 @@ export class EtcdBackend implements ElectionBackend {
         await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
         continue;
       }
-      this.watches.moved(election, mine.id, candidacy.revision);
       const head = headRange?.kvs[0];
       const fence = fenceRange?.kvs[0];
+      this.watches.moved(election, mine.id, candidacy.revision, head?.key.toString() === key ? String(res.header.revision) : undefined);
       if (head?.key.toString() !== key || fence) {
         return { role: 'follower', ...leaderOf(head, fence) };
       }

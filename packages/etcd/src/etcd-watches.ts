@@ -10,6 +10,8 @@ interface Subscription {
   watcher: Watcher | null;
   /** A watcher attached but not yet confirmed by the server (cancelled with the subscription). */
   pending: Watcher | null;
+  /** The queue is being listed to pick the key to watch (a resolve in progress). */
+  listing: boolean;
   /** The key watched (predecessor, or the fence for the head). */
   target: string | null;
   /** Bumped on every re-resolve, so a late watcher of an older resolve is cancelled. */
@@ -23,8 +25,9 @@ interface Subscription {
  * `watch()` for etcd's recipe: a candidate watches the key of its predecessor (the candidate key
  * created just before its own), so a departure wakes only its successor; the head of the queue
  * watches the fence, which an admin's force or clear leaves. Each watch starts at the revision of
- * the listing it was derived from, so nothing between the two is missed. After every event (and
- * whenever the candidate's own key is replaced) the candidate looks again.
+ * the read it was derived from (a listing of the queue, or for the head the campaign's own read),
+ * so nothing between the two is missed. After every event the candidate looks again (a campaign),
+ * and its campaign picks the key to watch next.
  *
  * A watch misses nothing while it stands (etcd sends every event after its start revision), and
  * when it goes away (an error, a broken stream) the candidate is woken to look again: so the
@@ -44,7 +47,7 @@ export class PredecessorWatches {
   ) {}
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
-    const sub: Subscription = { election, instanceId, onChange, watcher: null, pending: null, target: null, generation: 0, revision: 0, closed: false };
+    const sub: Subscription = { election, instanceId, onChange, watcher: null, pending: null, listing: false, target: null, generation: 0, revision: 0, closed: false };
     const id = this.idOf(election, instanceId);
     let set = this.subscriptions.get(id);
     if (!set) this.subscriptions.set(id, (set = new Set()));
@@ -78,17 +81,20 @@ export class PredecessorWatches {
   }
 
   /**
-   * The candidate campaigned and its key has create revision `revision`. A key created anew may
+   * The candidate campaigned and its key has create revision `revision` (`headAt`: its key headed
+   * the queue as of that revision, read by the campaign, so it watches the fence from there without
+   * listing the queue). A key created anew may
    * have another predecessor: look again. The same key keeps its predecessor until that one is
-   * deleted, which the watch reports; only a subscription without a watch looks again then.
+   * deleted, which the watch reports; only a subscription without a watch (nor one being set up)
+   * looks again then.
    */
-  moved(election: string, instanceId: string, revision: number): void {
+  moved(election: string, instanceId: string, revision: number, headAt?: string): void {
     const set = this.subscriptions.get(this.idOf(election, instanceId));
     if (!set) return;
     for (const sub of set) {
-      if (sub.revision === revision && (sub.watcher !== null || sub.pending !== null)) continue;
+      if (sub.revision === revision && (sub.watcher !== null || sub.pending !== null || sub.listing)) continue;
       sub.revision = revision;
-      this.resolve(sub);
+      this.resolve(sub, headAt);
     }
   }
 
@@ -132,6 +138,7 @@ export class PredecessorWatches {
     const watchers = [sub.watcher, sub.pending].filter((w): w is Watcher => w !== null);
     sub.watcher = null;
     sub.pending = null;
+    sub.listing = false;
     sub.target = null;
     return watchers.map((w) => w.cancel().catch(() => undefined));
   }
@@ -141,25 +148,36 @@ export class PredecessorWatches {
    * On failure the candidate has no watch (`isWatching` false) and the core polls; the next
    * campaign (`moved`) tries again.
    */
-  private resolve(sub: Subscription): void {
+  private resolve(sub: Subscription, headAt?: string): void {
     if (sub.closed || this.closed) return;
     void this.drop(sub);
     const generation = sub.generation;
     const own = this.keys.candidate(sub.election, sub.instanceId);
+    sub.listing = headAt === undefined;
     void (async () => {
-      const listing = await this.store.range(this.keys.candidates(sub.election), { prefix: true, sortByCreate: true, keysOnly: true }, sub.election);
-      if (sub.closed || sub.generation !== generation) return;
-      const keys = listing.kvs.map((kv) => kv.key.toString());
-      const at = keys.indexOf(own);
-      // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
-      const target = at < 0 ? (keys[0] ?? null) : at === 0 ? this.keys.fence(sub.election) : keys[at - 1]!;
+      let at = 0;
+      let target: string | null = this.keys.fence(sub.election);
+      let fromRevision = headAt;
+      if (fromRevision === undefined) {
+        const listing = await this.store
+          .range(this.keys.candidates(sub.election), { prefix: true, sortByCreate: true, keysOnly: true }, sub.election)
+          .finally(() => {
+            if (sub.generation === generation) sub.listing = false;
+          });
+        if (sub.closed || sub.generation !== generation) return;
+        const keys = listing.kvs.map((kv) => kv.key.toString());
+        at = keys.indexOf(own);
+        // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
+        target = at < 0 ? (keys[0] ?? null) : at === 0 ? this.keys.fence(sub.election) : keys[at - 1]!;
+        fromRevision = String(listing.header.revision);
+      }
       if (target === null) return;
       // Attached at once and kept as pending, so that a subscription dropped before the server
       // confirms the watch (a member down: it may never) still cancels it.
       const watcher = this.client
         .watch()
         .key(target)
-        .startRevision(String(Number(listing.header.revision) + 1))
+        .startRevision(String(Number(fromRevision) + 1))
         .watcher();
       sub.pending = watcher;
       const confirmed = await new Promise<boolean>((resolve) => {
@@ -183,9 +201,12 @@ export class PredecessorWatches {
       sub.pending = null;
       sub.watcher = watcher;
       sub.target = target;
+      // The candidate looks again; its campaign (`moved`) picks the next key to watch, after its
+      // own read: when many keys go at once (a process that led many elections died), the
+      // campaigns' reads are not queued behind as many listings.
       const fire = () => {
         if (sub.closed || sub.generation !== generation) return;
-        this.resolve(sub);
+        void this.drop(sub);
         sub.onChange();
       };
       watcher.on('delete', fire);
