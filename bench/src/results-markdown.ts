@@ -55,10 +55,10 @@ function scenariosRun(f: ResultsFile): string {
   const p = f.plan;
   const ran = (k: 'graceful' | 'crash' | 'frozen' | 'partition' | 'steady' | 'many') => f.results.some((r) => r[k] !== undefined);
   const parts = [
-    ran('graceful') && `graceful ${p.graceful} rounds`,
-    ran('crash') && `crash ${p.crash} rounds`,
-    ran('frozen') && `frozen ${p.frozen} rounds`,
-    ran('partition') && `partition ${p.partition} rounds`,
+    ran('graceful') && `graceful ${roundsOf(p.graceful)}`,
+    ran('crash') && `crash ${roundsOf(p.crash)}`,
+    ran('frozen') && `frozen ${roundsOf(p.frozen)}`,
+    ran('partition') && `partition ${roundsOf(p.partition)}`,
     ran('steady') && `steady-state windows ${p.steadyWindowMs / 1000} s`,
     ran('many') && `many elections ${p.manyElections} × 3 over ${p.manyWindowMs / 1000} s`,
   ].filter((x): x is string => typeof x === 'string');
@@ -103,4 +103,9 @@ export function readmeBlock(f: ResultsFile, resultsLink: string, chart?: string)
     '',
     ...(chart ? [`![graceful hand-over and crash take-over per system](${chart})`, ''] : []),
   ].join('\n');
+}
+
+/** `1 round`, `12 rounds`. */
+function roundsOf(n: number): string {
+  return `${n} round${n === 1 ? '' : 's'}`;
 }
