@@ -8,5 +8,5 @@ export { CampaignSlots, CAMPAIGNS_AT_ONCE } from './campaign-slots';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';
 export { givenUpError, throwIfGivenUp, whenGivenUp } from './given-up';
-export { campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName } from './lease-row';
+export { campaignOutcome, heldByAnother, isLiveLease, leaderInfoFromRow, leaseRowsByName } from './lease-row';
 export type { LeaseRow, LiveLeaseRow } from './lease-row';

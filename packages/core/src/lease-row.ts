@@ -38,6 +38,15 @@ export function isLiveLease(row: LeaseRow | undefined): row is LiveLeaseRow {
 }
 
 /**
+ * Whether `row` is a live lease (or a revocation's tombstone) that a campaign by `candidateId` —
+ * an instance id, or a bare candidate id — cannot take: it names neither that instance nor its
+ * bare candidate id. A campaign's write would change nothing on such a row.
+ */
+export function heldByAnother(row: LeaseRow | undefined, candidateId: string): row is LiveLeaseRow {
+  return isLiveLease(row) && row.holder !== candidateId && row.holder !== candidateOf(candidateId);
+}
+
+/**
  * What a campaign by `candidateId` learns from its election's row read after the campaign's write:
  * leader when the live lease names it; otherwise who leads and when to look again (a revoked
  * lease — a tombstone — has no leader until it could have ended).

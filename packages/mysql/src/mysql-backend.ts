@@ -22,7 +22,7 @@ import {
   type RenewResult,
   type Revocation,
 } from '@conclave/core';
-import { TickBatcher, campaignOutcome, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp } from '@conclave/core/internal';
+import { TickBatcher, campaignOutcome, heldByAnother, isLiveLease, leaderInfoFromRow, leaseRowsByName, throwIfGivenUp, type LeaseRow } from '@conclave/core/internal';
 import { resolveMysqlOptions, type MysqlBackendOptions, type ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';
 import {
@@ -41,7 +41,7 @@ import {
   type CampaignGroup,
 } from './mysql-sql';
 import { MysqlWakeChannel } from './mysql-wake';
-import { MAX_BATCH, bySize, campaignBytes, renewBytes } from './mysql-batch-size';
+import { MAX_BATCH, READ_FIRST_BATCH, bySize, campaignBytes, renewBytes } from './mysql-batch-size';
 
 const KIND = 'mysql';
 
@@ -266,7 +266,28 @@ export class MysqlBackend implements ElectionBackend {
   // ---- batches ------------------------------------------------------------------------------
 
   /**
-   * One query for every campaign of this turn: one upsert per (candidate, lease) group — usually
+   * The campaigns of this turn. A batch of READ_FIRST_BATCH or more is mostly followers looking at
+   * leases that other processes hold live (a process following thousands of elections looks at
+   * them together): those are answered from a plain read, which takes no row lock, and only the
+   * rest are written (`writeCampaigns`). Written, such a batch would lock every row it names, and
+   * the holders' renewal batches would wait behind it until their leases ran out. A smaller batch
+   * goes straight to the write: one round trip, and its few row locks are held for a moment.
+   */
+  private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
+    if (requests.length < READ_FIRST_BATCH) return this.writeCampaigns(requests);
+    const [read] = await this.run([readRowsSql(this.table, unique(requests.map((r) => r.election)))], requests[0]?.election);
+    const seen = leaseRowsByName(read);
+    const toWrite = requests.filter((r) => !heldByAnother(seen.get(r.election), r.candidateId));
+    const written = new Map<CampaignRequest, CampaignResult>();
+    if (toWrite.length > 0) {
+      const results = await this.writeCampaigns(toWrite);
+      toWrite.forEach((r, i) => written.set(r, results[i]!));
+    }
+    return requests.map((r) => written.get(r) ?? this.outcomeOf(r, seen.get(r.election)));
+  }
+
+  /**
+   * One query for a batch of campaigns: one upsert per (candidate, lease) group — usually
    * one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
    * the same query (multi-statement), it runs right after the upserts on the same connection, so
    * one round trip tells each candidate whether it holds the lease, its term, and otherwise who
@@ -277,7 +298,7 @@ export class MysqlBackend implements ElectionBackend {
    * and its lease is live at that moment, which the upsert just made true or which nobody but
    * this candidate could have made true.
    */
-  private async flushCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
+  private async writeCampaigns(requests: CampaignRequest[]): Promise<CampaignResult[]> {
     const groups = new Map<string, CampaignGroup & { seen: Set<string> }>();
     for (const r of requests) {
       const key = `${r.leaseMs}\0${r.candidateId}\0${r.value === undefined ? '' : `=${r.value}`}`;
@@ -298,13 +319,15 @@ export class MysqlBackend implements ElectionBackend {
     const statements = [...groups.values()].map((g) => campaignSql(this.table, g));
     const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
     const rows = leaseRowsByName(results[results.length - 1]);
-    return requests.map(({ election, candidateId, leaseMs }) => {
-      const row = rows.get(election);
-      const outcome = campaignOutcome(row, candidateId, leaseMs);
-      if (outcome.role === 'leader') this.wake?.lead(election, outcome.token);
-      else void this.wake?.follow(election, isLiveLease(row) ? row.term : null);
-      return outcome;
-    });
+    return requests.map((r) => this.outcomeOf(r, rows.get(r.election)));
+  }
+
+  /** A campaign's answer from its election's row, read after the write or instead of it; the wake channel follows it. */
+  private outcomeOf({ election, candidateId, leaseMs }: CampaignRequest, row: LeaseRow | undefined): CampaignResult {
+    const outcome = campaignOutcome(row, candidateId, leaseMs);
+    if (outcome.role === 'leader') this.wake?.lead(election, outcome.token);
+    else void this.wake?.follow(election, isLiveLease(row) ? row.term : null);
+    return outcome;
   }
 
   /**

@@ -10,6 +10,12 @@ import type { CampaignRequest, RenewRequest } from '@conclave/core';
  */
 export const MAX_BATCH = 10_000;
 /**
+ * Campaigns of one turn from which the batch reads before it writes (see the backend's
+ * flushCampaigns): a batch that large is mostly followers looking at leases held live by another
+ * process, which a read answers without locking their rows. Smaller batches write at once.
+ */
+export const READ_FIRST_BATCH = 64;
+/**
  * Largest query sent at once, bytes: below MySQL 5.7's default max_allowed_packet (4 MiB; MariaDB
  * 16 MiB, MySQL 8 64 MiB). A batch whose SQL would be larger (long election names or candidate
  * ids) is cut into several queries, sent at the same time.

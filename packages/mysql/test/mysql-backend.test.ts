@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { createPool, type Pool } from 'mysql2';
+import { createPool, type Pool, type PoolConnection } from 'mysql2';
 import { ConclaveError, Elector, assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core';
 import { MysqlBackend } from '@conclave/mysql';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
@@ -177,6 +177,44 @@ describe('lease row', () => {
   });
 });
 
+describe('large campaign batches', () => {
+  /** A connection of `pool` of its own, for a transaction held open. */
+  function connection(pool: Pool): Promise<PoolConnection> {
+    return new Promise((resolve, reject) => pool.getConnection((err, c) => (err ? reject(err) : resolve(c))));
+  }
+  function run(c: PoolConnection, sql: string, values: unknown[] = []): Promise<unknown> {
+    return new Promise((resolve, reject) => c.query(sql, values, (err, rows) => (err ? reject(err) : resolve(rows))));
+  }
+
+  test('a batch of 80 campaigns answers the leases another holds live from a read, without waiting for their row locks, and takes the free ones', async () => {
+    const a = backend();
+    const b = backend();
+    const held = Array.from({ length: 40 }, () => uniqueElection('held'));
+    const free = Array.from({ length: 40 }, () => uniqueElection('free'));
+    const tokens = (await Promise.all(held.map((election) => a.campaign({ election, candidateId: 'A 1', leaseMs: 5000 })))).map(
+      (r) => leader(r).token,
+    );
+    // Another transaction holds the row locks of A's leases, as A's renewal batch does while it
+    // runs (the rows only: READ COMMITTED takes no gap locks, which would also block new rows).
+    const locker = await connection(userPool());
+    try {
+      await run(locker, 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await run(locker, 'BEGIN');
+      await run(locker, `SELECT name FROM \`${table}\` WHERE name IN (${held.map(() => '?').join(', ')}) FOR UPDATE`, held);
+      const answers = await Promise.race([
+        Promise.all([...held, ...free].map((election) => b.campaign({ election, candidateId: 'B 1', leaseMs: LEASE }))),
+        sleep(2000).then(() => null),
+      ]);
+      expect(answers).not.toBeNull();
+      answers!.slice(0, held.length).forEach((r, i) => expect(r).toMatchObject({ role: 'follower', leaderId: 'A 1', token: tokens[i] }));
+      answers!.slice(held.length).forEach((r) => expect(r.role).toBe('leader'));
+    } finally {
+      await run(locker, 'COMMIT');
+      locker.release();
+    }
+  });
+});
+
 describe('round trips', () => {
   /** A structural MysqlPool around a mysql2 pool that counts the queries sent (round trips). */
   function countingPool(inner: Pool): { pool: object; queries: string[] } {
@@ -218,6 +256,20 @@ describe('round trips', () => {
     expect(queries).toHaveLength(1);
     // One UPDATE for all 40 elections, then the read-back SELECT.
     expect(queries[0]!.match(/UPDATE /g)).toHaveLength(1);
+  });
+
+  test('80 campaigns of one turn on leases another holds live cost one read and no write', async () => {
+    const { pool, queries } = countingPool(userPool({ multipleStatements: true }));
+    const a = backend();
+    const b = backend({ uri: undefined, pool, table, wakeUp: false } as never);
+    await b.ensureSchema();
+    const names = Array.from({ length: 80 }, () => uniqueElection('rt'));
+    await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'A 1', leaseMs: 5000 })));
+    queries.length = 0;
+    const answers = await Promise.all(names.map((election) => b.campaign({ election, candidateId: 'B 1', leaseMs: LEASE })));
+    expect(answers.every((r) => r.role === 'follower' && r.leaderId === 'A 1')).toBe(true);
+    expect(queries).toHaveLength(1);
+    expect(queries[0]).toMatch(/^SELECT /);
   });
 });
 
