@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { createPool, type Pool, type PoolConnection } from 'mysql2';
 import { ConclaveError, Elector, assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core';
@@ -502,6 +503,32 @@ describe('wake-up and hand-over', () => {
     await eventually(() => followers.some((f) => f !== next && f.isLeader()), 'a second take-over', 5_000, 5);
     expect(performance.now() - again).toBeLessThan(4_000);
     await Promise.all(followers.map((f) => f.stop()));
+  });
+
+  test('a backend leading 1 200 elections holds the wake-up locks of 1 000 of them, and takes another once one is let go', async () => {
+    const a = backend();
+    const names = Array.from({ length: 1200 }, () => uniqueElection('locks'));
+    const tokens = (await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'A', leaseMs: 10_000 })))).map(
+      (r) => leader(r).token,
+    );
+    // The lock of a term: the backend's naming, `conclave:<sha256(table, election)>:<term>`.
+    const lockOf = (election: string, term: number) =>
+      `conclave:${createHash('sha256').update(`${table}\0${election}`).digest('base64url').slice(0, 32)}:${term}`;
+    const pool = userPool();
+    const used = async () => {
+      const columns = names.map((election, i) => `IS_USED_LOCK('${lockOf(election, tokens[i]!)}') IS NOT NULL AS c${i}`);
+      const [row] = (await query(pool, `SELECT ${columns.join(', ')}`)) as Array<Record<string, unknown>>;
+      return names.filter((_, i) => Number(row![`c${i}`]) === 1);
+    };
+    await eventually(async () => (await used()).length === 1000, 'the leader to hold 1 000 locks', 15_000, 100);
+    await sleep(200);
+    const held = await used();
+    expect(held).toHaveLength(1000);
+    await a.release({ election: held[0]!, candidateId: 'A' });
+    await eventually(async () => {
+      const now = await used();
+      return now.length === 1000 && !now.includes(held[0]!);
+    }, 'another election to get the freed lock', 15_000, 100);
   });
 
   test('watch() costs are bounded: elections beyond maxWatchConnections are polled, and unwatch frees everything', async () => {
