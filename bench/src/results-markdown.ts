@@ -5,7 +5,7 @@
 import { isPeer, PEER_TITLES } from './peers/peer-kinds';
 import { peerTable } from './peer-table';
 import type { ResultsFile } from './results-types';
-import { rows, sideBySide, table } from './verdicts';
+import { rows, roundsOf, sideBySide, table } from './verdicts';
 
 /** An argument as a POSIX shell would need it typed. */
 const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
@@ -103,9 +103,4 @@ export function readmeBlock(f: ResultsFile, resultsLink: string, chart?: string)
     '',
     ...(chart ? [`![graceful hand-over and crash take-over per system](${chart})`, ''] : []),
   ].join('\n');
-}
-
-/** `1 round`, `12 rounds`. */
-function roundsOf(n: number): string {
-  return `${n} round${n === 1 ? '' : 's'}`;
 }

@@ -74,7 +74,7 @@ export function rows(r: BackendResult, leaseMs: number): Row[] {
       measured: `leader SIGSTOPped ${r.frozen.freezeMs} ms, then SIGCONT: its work after waking; its token at a guarded resource`,
       target: '0 stale work after waking; token rejected 100 %',
       result:
-        `stale work ${stale} (work after wake ${work}) in ${f.length} round${f.length === 1 ? '' : 's'}; old token < new token in ${tokensOk}/${f.length} round${f.length === 1 ? '' : 's'} ` +
+        `stale work ${stale} (work after wake ${work}) in ${roundsOf(f.length)}; old token < new token in ${tokensOk}/${roundsOf(f.length)} ` +
         `→ guard rejects ${f.length ? Math.round((tokensOk / f.length) * 100) : 0} %` +
         (stale ? `, stale units rejected ${rejected}/${stale}` : '') +
         `; revoked reported ${revokedMs.length ? `${Math.min(...revokedMs)}–${Math.max(...revokedMs)} ms` : '—'} after SIGCONT (isLeader() false before)`,
@@ -91,7 +91,7 @@ export function rows(r: BackendResult, leaseMs: number): Row[] {
       measured: "leader's connection blackholed (no reset) → its work after the new leader's election",
       target: "0 work after the new leader's election",
       result:
-        `${work} work units after the new election in ${p.length} round${p.length === 1 ? '' : 's'}; old leader stepped down ` +
+        `${work} work units after the new election in ${roundsOf(p.length)}; old leader stepped down ` +
         `${margins.length ? `${Math.min(...margins)}–${Math.max(...margins)} ms` : '—'} before it; new leader at ` +
         `${p.map((x) => x.newLeaderElectedMs).join(', ')} ms after the blackhole`,
       verdict: ok ? 'met' : 'MISSED',
@@ -179,4 +179,9 @@ export function sideBySide(results: BackendResult[], leaseMs: number, withRefere
     `|---|${all.map(() => '---|').join('')}---|`,
     ...names.map((n) => `| ${n} | ${cells(n).join(' | ')} | ${REFERENCE[n] ?? ''} |`),
   ].join('\n');
+}
+
+/** `1 round`, `12 rounds`. */
+export function roundsOf(n: number): string {
+  return `${n} round${n === 1 ? '' : 's'}`;
 }
