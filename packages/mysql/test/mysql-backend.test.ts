@@ -31,8 +31,9 @@ function userPool(extra: Record<string, unknown> = {}): Pool {
   return pool;
 }
 
-function query(pool: Pool, sql: string): Promise<unknown> {
-  return new Promise((resolve, reject) => pool.query(sql, (err, rows) => (err ? reject(err) : resolve(rows))));
+/** A statement on a pool, or on one connection of it (a transaction held open). */
+function query(on: Pool | PoolConnection, sql: string, values: unknown[] = []): Promise<unknown> {
+  return new Promise((resolve, reject) => on.query(sql, values, (err, rows) => (err ? reject(err) : resolve(rows))));
 }
 
 function leader(r: CampaignResult): { token: number } {
@@ -183,9 +184,6 @@ describe('large campaign batches', () => {
   function connection(pool: Pool): Promise<PoolConnection> {
     return new Promise((resolve, reject) => pool.getConnection((err, c) => (err ? reject(err) : resolve(c))));
   }
-  function run(c: PoolConnection, sql: string, values: unknown[] = []): Promise<unknown> {
-    return new Promise((resolve, reject) => c.query(sql, values, (err, rows) => (err ? reject(err) : resolve(rows))));
-  }
 
   test('a batch of 80 campaigns answers the leases another holds live from a read, without waiting for their row locks, and takes the free ones', async () => {
     const a = backend();
@@ -199,9 +197,9 @@ describe('large campaign batches', () => {
     // runs (the rows only: READ COMMITTED takes no gap locks, which would also block new rows).
     const locker = await connection(userPool());
     try {
-      await run(locker, 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await run(locker, 'BEGIN');
-      await run(locker, `SELECT name FROM \`${table}\` WHERE name IN (${held.map(() => '?').join(', ')}) FOR UPDATE`, held);
+      await query(locker, 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await query(locker, 'BEGIN');
+      await query(locker, `SELECT name FROM \`${table}\` WHERE name IN (${held.map(() => '?').join(', ')}) FOR UPDATE`, held);
       const answers = await Promise.race([
         Promise.all([...held, ...free].map((election) => b.campaign({ election, candidateId: 'B 1', leaseMs: LEASE }))),
         sleep(2000).then(() => null),
@@ -210,7 +208,7 @@ describe('large campaign batches', () => {
       answers!.slice(0, held.length).forEach((r, i) => expect(r).toMatchObject({ role: 'follower', leaderId: 'A 1', token: tokens[i] }));
       answers!.slice(held.length).forEach((r) => expect(r.role).toBe('leader'));
     } finally {
-      await run(locker, 'COMMIT');
+      await query(locker, 'COMMIT');
       locker.release();
     }
   });
