@@ -36,6 +36,11 @@ export { MAX_FLOOR } from './etcd-admin';
 const KIND = 'etcd';
 /** Operations one transaction may hold (etcd's --max-txn-ops default). */
 const MAX_TXN_OPS = 128;
+/**
+ * How long after its TTL ran out etcd may still hold an expired lease's keys, ms: its lessor
+ * checks for expired leases on a 500 ms loop (etcd 3.4 and 3.5), then revokes them through Raft.
+ */
+const REVOKE_LAG_MS = 500;
 
 /** A candidacy of this process: its key's create revision and the lease it is attached to. */
 interface Candidacy {
@@ -54,9 +59,10 @@ interface Candidacy {
  *
  * - Token: the leader key's create revision (cluster-wide, strictly increasing), plus the token
  *   floor's offset recorded in the key when its term started (see `raiseTokenFloor`; 0 unless raised).
- * - Lease: etcd leases have a TTL in whole seconds: a lease of `leaseMs` asks for
- *   `floor(leaseMs / 1000)` s. The lease granted to the core is the TTL the server answered (never
- *   more than asked), counted from when the last keep-alive was sent. One etcd lease per TTL is
+ * - Lease: etcd leases have a TTL in whole seconds, and etcd deletes an expired lease's keys up
+ *   to half a second after its TTL ran out (see `ttlFor`): a lease of `leaseMs` asks for
+ *   `floor((leaseMs - 500) / 1000)` s, at least 1. The lease granted to the core is the TTL the
+ *   server answered (never more than asked), counted from when the last keep-alive was sent. One etcd lease per TTL is
  *   shared by every election of the backend and kept alive for all at once (see `SharedLease`).
  * - Force and clear delete the leader's key and leave a *fence*, a key on a lease of its own that
  *   outlives the revoked holder's lease; no new term starts while it is there.
@@ -118,9 +124,15 @@ export class EtcdBackend implements ElectionBackend {
     }, MAX_TXN_OPS);
   }
 
-  /** The TTL, s, asked for a lease of `leaseMs`: whole seconds, never longer than the lease. */
+  /**
+   * The TTL, s, asked for a lease of `leaseMs`: whole seconds, never longer than the lease, and
+   * short enough that the key is gone within `leaseMs` of the last keep-alive the server handled:
+   * etcd's lessor looks for expired leases every `REVOKE_LAG_MS` and only then revokes them.
+   * Below 2 500 ms the TTL is 1 s, the shortest there is: a crashed leader's key then goes
+   * within 1.5 s of its last keep-alive, later than `leaseMs` under 1 500 ms.
+   */
   static ttlFor(leaseMs: number): number {
-    return Math.floor(leaseMs / 1000);
+    return Math.max(1, Math.floor((leaseMs - REVOKE_LAG_MS) / 1000));
   }
 
   async campaign({ election, candidateId, leaseMs, value, signal, deadlineMs }: CampaignRequest): Promise<CampaignResult> {

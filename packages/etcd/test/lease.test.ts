@@ -63,8 +63,11 @@ describe('etcd lease timing', () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  test('leaseMs 1500 (a 1 s TTL): isLeader() is false before the server can expire the key, and no other candidate leads earlier', async () => {
-    const election = `lease-timing-${process.pid}`;
+  /**
+   * Candidate a, an Elector whose keep-alives are observed, behind a proxy that can silence it;
+   * b, a backend of its own that campaigns directly.
+   */
+  async function twoCandidates(election: string, leaseMs: number) {
     const keepAlives: KeepAlive[] = [];
     const proxy: TcpProxy = await startTcpProxy({ targetPort: etcd.cluster.members[0]!.port });
     cleanup.push(() => proxy.close());
@@ -72,10 +75,24 @@ describe('etcd lease timing', () => {
     cleanup.push(close);
     const aBackend = new EtcdBackend({ client, requestTimeoutMs: 2_000 });
     cleanup.push(() => aBackend.close());
-    const a = new Elector({ backend: aBackend, election, candidateId: 'a', leaseMs: 1500, logger: null });
+    const a = new Elector({ backend: aBackend, election, candidateId: 'a', leaseMs, logger: null });
     cleanup.push(() => a.stop());
     const bBackend = new EtcdBackend({ hosts: etcd.hosts, requestTimeoutMs: 2_000 });
     cleanup.push(() => bBackend.close());
+    /** b campaigns without pause until it leads; resolves with when it did and its token. */
+    const bCampaigns = async (since: number): Promise<{ wonAt: number; token: number }> => {
+      for (;;) {
+        const r = await bBackend.campaign({ election, candidateId: 'b', leaseMs });
+        if (r.role === 'leader') return { wonAt: performance.now(), token: r.token };
+        if (performance.now() - since > 15_000) throw new Error('b never led');
+      }
+    };
+    return { keepAlives, proxy, a, bBackend, bCampaigns };
+  }
+
+  test('leaseMs 1500 (a 1 s TTL): isLeader() is false before the server can expire the key, and no other candidate leads earlier', async () => {
+    const election = `lease-timing-${process.pid}`;
+    const { keepAlives, proxy, a, bBackend, bCampaigns } = await twoCandidates(election, 1500);
 
     const results: Array<{ lastTrueMs: number; falseMs: number; expiresAtEarliestMs: number; takenOverAfterMs: number }> = [];
     for (let round = 0; round < 3; round++) {
@@ -104,19 +121,10 @@ describe('etcd lease timing', () => {
       const answered = keepAlives.filter((k) => k.ttlSec !== null && k.ttlSec > 0 && k.sentAt < silentAt);
       expect(answered.length).toBeGreaterThan(0);
       const expiresAtEarliest = Math.max(...answered.map((k) => k.sentAt + k.ttlSec! * 1000));
-      // The TTL served is the whole second below the lease asked.
+      // The TTL served is 1 s (EtcdBackend.ttlFor).
       expect(answered.every((k) => k.ttlSec === 1)).toBe(true);
       // b campaigns without pause: it must not win before the earliest expiry.
-      let wonAt: number | null = null;
-      let bToken = 0;
-      while (wonAt === null) {
-        const r = await bBackend.campaign({ election, candidateId: 'b', leaseMs: 1500 });
-        if (r.role === 'leader') {
-          wonAt = performance.now();
-          bToken = r.token;
-        }
-        if (performance.now() - silentAt > 15_000) throw new Error('b never led');
-      }
+      const { wonAt, token: bToken } = await bCampaigns(silentAt);
       results.push({ lastTrueMs: lastTrueAt - silentAt, falseMs: falseAt - silentAt, expiresAtEarliestMs: expiresAtEarliest - silentAt, takenOverAfterMs: wonAt - silentAt });
       expect({ round, lastTrueAt, before: lastTrueAt < expiresAtEarliest }).toEqual({ round, lastTrueAt, before: true });
       expect({ round, wonAt, after: wonAt >= expiresAtEarliest }).toEqual({ round, wonAt, after: true });
@@ -128,5 +136,32 @@ describe('etcd lease timing', () => {
     }
     // For the record (ms after the partition): a's last look true and first false, the earliest expiry, b's win.
     console.log(`etcd lease timing: ${JSON.stringify(results)}`);
+  }, 90_000);
+
+  test('leaseMs 3000 (a 2 s TTL): a silenced leader is replaced within leaseMs of the last keep-alive it sent, the server\'s revocation lag included', async () => {
+    const leaseMs = 3000;
+    const election = `lease-takeover-${process.pid}`;
+    const { keepAlives, proxy, a, bBackend, bCampaigns } = await twoCandidates(election, leaseMs);
+    const results: Array<{ lastSentMs: number; takenOverAfterMs: number }> = [];
+    for (let round = 0; round < 3; round++) {
+      await a.start();
+      await eventually(() => a.isLeader(), 'a to lead', 10_000);
+      await sleep(1500 + round * 230);
+      proxy.blackhole();
+      const silentAt = performance.now();
+      // The server handled no keep-alive of a's sent after this one.
+      const lastSent = Math.max(...keepAlives.filter((k) => k.sentAt < silentAt).map((k) => k.sentAt));
+      expect(keepAlives.filter((k) => k.ttlSec !== null && k.ttlSec > 0).every((k) => k.ttlSec === 2)).toBe(true);
+      const { wonAt, token } = await bCampaigns(silentAt);
+      results.push({ lastSentMs: lastSent - silentAt, takenOverAfterMs: wonAt - silentAt });
+      // etcd revokes an expired lease on its next 500 ms look: a 3 s TTL would end later than this.
+      expect({ round, replacedWithinLease: wonAt - lastSent <= leaseMs }).toEqual({ round, replacedWithinLease: true });
+      await bBackend.release({ election, candidateId: 'b', token });
+      proxy.resume();
+      await a.stop();
+      await sleep(200);
+    }
+    // For the record (ms after the partition): a's last keep-alive sent, b's win.
+    console.log(`etcd take-over timing: ${JSON.stringify(results)}`);
   }, 90_000);
 });

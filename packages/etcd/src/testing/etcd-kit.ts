@@ -10,7 +10,7 @@ export const etcdKit: BackendKit = {
   topologies: ['single', 'ensemble', 'duplicate-id'],
   startFaultEnvironment: startEtcdFaultEnvironment,
   startBenchServer: startEtcdBenchServer,
-  // TTLs are whole seconds: a lease of leaseMs is granted floor(leaseMs / 1000) s.
+  // TTLs are whole seconds, half a second shorter than the lease at least (EtcdBackend.ttlFor).
   grantedLeaseMs: (leaseMs) => EtcdBackend.ttlFor(leaseMs) * 1000,
   followerAllowance: (leaseMs) => {
     // Every candidate's key lives on its process's lease, kept alive every third of the TTL
