@@ -8,6 +8,8 @@ const KIND = 'etcd';
 const STALL_MIN_MS = 250;
 /** How soon a failed background keep-alive is tried again, ms. */
 const RETRY_MS = 200;
+/** A renewal counts on a keep-alive answered that was sent at most this long before it, ms. */
+export const REUSE_MS = 100;
 
 /** A keep-alive the server answered: the lease lives at least until `sentAt + ttlMs`. */
 export interface LiveLease {
@@ -27,11 +29,11 @@ export interface LiveLease {
  * least until `sentAt + TTL` of any keep-alive answered with that TTL, on this process's clock.
  *
  * Keep-alives, on the backend's one keep-alive stream: one on demand for a renewal when none was
- * sent in the last tenth of the TTL (a renewal joins a keep-alive already in flight), and one in
+ * sent in the last `REUSE_MS` (a renewal joins a keep-alive already in flight), and one in
  * the background when none was sent for half the TTL (it keeps followers' keys; a failed one is
  * tried again soon). Electors of one lease renew on a shared grid, so their renewals of one round
- * share one keep-alive, and a leader renewing every third of the TTL or more often leaves the
- * background nothing to send.
+ * share one keep-alive, and a leader renewing more often than that leaves the background nothing
+ * to send.
  */
 export class SharedLease {
   private id: string | null = null;
@@ -102,7 +104,7 @@ export class SharedLease {
   }
 
   /**
-   * A keep-alive answered with the lease alive, sent no earlier than `since - ttl/10`, or one in
+   * A keep-alive answered with the lease alive, sent no earlier than `since - REUSE_MS`, or one in
    * flight sent within the last third of the TTL (an older one may be stuck on a member that went
    * away: a new one goes to another). Rejects with `LEASE_LOST` when the lease is gone.
    */
@@ -111,7 +113,7 @@ export class SharedLease {
     if (id === null) throw new ConclaveError('LEASE_LOST', 'the etcd lease is gone', { backend: KIND });
     if (this.inFlight && performance.now() - this.inFlight.sentAt < (this.ttlSec * 1000) / 3) return this.inFlight.promise;
     const last = this.last;
-    if (last && last.ttlSec > 0 && last.sentAt >= since - (this.ttlSec * 1000) / 10) return this.live(id, last);
+    if (last && last.ttlSec > 0 && last.sentAt >= since - REUSE_MS) return this.live(id, last);
     return this.keepAlive(id);
   }
 
@@ -153,7 +155,11 @@ export class SharedLease {
     this.onLost();
   }
 
-  /** Arms the background keep-alive: half the TTL after the last one sent, or soon after a failure. */
+  /**
+   * Arms the background keep-alive: half the TTL after the last one sent, or soon after a failure.
+   * A leader renews sooner than that (the core renews at half the usable grant at the latest), so
+   * its renewals leave the background nothing to send.
+   */
   private schedule(delayMs?: number): void {
     if (this.timer || this.closed || this.id === null || this.holders.size === 0) return;
     const period = Math.floor((this.ttlSec * 1000) / 2);

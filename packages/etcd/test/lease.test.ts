@@ -164,4 +164,27 @@ describe('etcd lease timing', () => {
     // For the record (ms after the partition): a's last keep-alive sent, b's win.
     console.log(`etcd take-over timing: ${JSON.stringify(results)}`);
   }, 90_000);
+
+  test('leaseMs 3000 (a 2 s TTL): a process leading 20 elections sends one keep-alive per renew interval, no background one beside', async () => {
+    const leaseMs = 3000;
+    const keepAlives: KeepAlive[] = [];
+    const { client, close } = observedClient(etcd.hosts, keepAlives);
+    cleanup.push(close);
+    const backend = new EtcdBackend({ client, requestTimeoutMs: 2_000 });
+    cleanup.push(() => backend.close());
+    const electors = Array.from({ length: 20 }, (_, i) => new Elector({ backend, election: `lease-batch-${process.pid}-${i}`, candidateId: 'a', leaseMs, logger: null }));
+    cleanup.push(() => Promise.all(electors.map((e) => e.stop())).then(() => undefined));
+    await Promise.all(electors.map((e) => e.start()));
+    await eventually(() => electors.every((e) => e.isLeader()), 'a to lead all 20', 10_000);
+    // A few renewals settle the grid; then count over a window of several renew intervals.
+    await sleep(3_000);
+    const from = performance.now();
+    const windowMs = 5_000;
+    await sleep(windowMs);
+    const sent = keepAlives.filter((k) => k.sentAt >= from && k.sentAt < from + windowMs).length;
+    // The core renews every 920 ms here (half of the 1 900 ms grant, less its margin): one grid,
+    // one keep-alive each. Grants apart would split the renewals over grids, a keep-alive each.
+    expect({ sent, atMost: sent <= Math.ceil(windowMs / 900) }).toEqual({ sent, atMost: true });
+    expect(electors.every((e) => e.isLeader())).toBe(true);
+  }, 60_000);
 });

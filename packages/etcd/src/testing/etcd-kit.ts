@@ -10,8 +10,8 @@ export const etcdKit: BackendKit = {
   topologies: ['single', 'ensemble', 'duplicate-id'],
   startFaultEnvironment: startEtcdFaultEnvironment,
   startBenchServer: startEtcdBenchServer,
-  // TTLs are whole seconds, half a second shorter than the lease at least (EtcdBackend.ttlFor).
-  grantedLeaseMs: (leaseMs) => EtcdBackend.ttlFor(leaseMs) * 1000,
+  // No grantedLeaseMs: the grant the Elector reports (the TTL, EtcdBackend.ttlFor) is the server's
+  // lease, which etcd ends up to 500 ms late; there is no longer lease on the server to add back.
   followerAllowance: (leaseMs) => {
     // Every candidate's key lives on its process's lease, kept alive every third of the TTL
     // (etcd-leases.ts): keep-alive, not polling.
