@@ -38,7 +38,7 @@ const KIND = 'etcd';
 const MAX_TXN_OPS = 128;
 /**
  * How long after its TTL ran out etcd may still hold an expired lease's keys, ms: its lessor
- * checks for expired leases on a 500 ms loop (etcd 3.4 and 3.5), then revokes them through Raft.
+ * checks for expired leases on a 500 ms loop (etcd 3.4 to 3.6), then revokes them through Raft.
  */
 const REVOKE_LAG_MS = 500;
 
@@ -62,8 +62,9 @@ interface Candidacy {
  * - Lease: etcd leases have a TTL in whole seconds, and etcd deletes an expired lease's keys up
  *   to half a second after its TTL ran out (see `ttlFor`): a lease of `leaseMs` asks for
  *   `floor((leaseMs - 500) / 1000)` s, at least 1. The lease granted to the core is the TTL the
- *   server answered (never more than asked), counted from when the last keep-alive was sent. One etcd lease per TTL is
- *   shared by every election of the backend and kept alive for all at once (see `SharedLease`).
+ *   server answered (never more than asked), counted from when the last keep-alive was sent. One
+ *   etcd lease per TTL is shared by every election of the backend and kept alive for all at once
+ *   (see `SharedLease`).
  * - Force and clear delete the leader's key and leave a *fence*, a key on a lease of its own that
  *   outlives the revoked holder's lease; no new term starts while it is there.
  */
