@@ -25,7 +25,7 @@ import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
 import { REUSE_MS, SharedLease, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
-import { releaseHandingOver } from './etcd-handoff';
+import { releaseHandingOver, type HandoverHint } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
 import { PredecessorWatches } from './etcd-watches';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
@@ -49,6 +49,8 @@ interface Candidacy {
   leaseId: string;
   /** Token offset once the candidacy's term started (its term's token is offset + revision). */
   offset: number | null;
+  /** What its last won campaign read, for its release (see `releaseHandingOver`). */
+  handover?: HandoverHint;
 }
 
 /**
@@ -165,8 +167,9 @@ export class EtcdBackend implements ElectionBackend {
 
   /**
    * A campaign's rounds. A candidacy of this process whose key should still be there starts with
-   * a read of the queue's head, the fence, the floor and its key (a read-only transaction: no
-   * write to wait for), with a keep-alive sent beside it; otherwise, or when the key is gone, a
+   * a read of the queue's first two keys, the fence, the floor and its key (a read-only
+   * transaction: no write to wait for), with a keep-alive sent beside it unless a recent one
+   * leaves enough lease (see `SharedLease.lasting`); otherwise, or when the key is gone, a
    * round creates the key if there is none and reads the same in one transaction. If the key
    * heads the queue with no fence, its term starts: at once when its token offset is written
    * already (a hand-over wrote it, see `releaseHandingOver`), else by a write of the offset.
@@ -176,12 +179,12 @@ export class EtcdBackend implements ElectionBackend {
     const leaseId = await store.bounded(lease.ensure(), 'lease grant', election);
     const fenceKey = this.keys.fence(election);
     const floorKey = this.keys.floor(election);
-    const reads = [op.head(this.keys.candidates(election)), op.get(fenceKey), op.get(floorKey), op.get(key)];
+    const reads = [op.queue(this.keys.candidates(election), 2), op.get(fenceKey), op.get(floorKey), op.get(key)];
     let early: Promise<LiveLease> | null = null;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const known = round === 0 && this.candidacies.get(key)?.leaseId === leaseId;
       if (known) {
-        early = lease.fresh(start);
+        early = lease.lasting(start);
         early.catch(() => undefined); // awaited only if this campaign leads
       }
       const res = await (known
@@ -211,7 +214,7 @@ export class EtcdBackend implements ElectionBackend {
       if (candidacy.offset === null) {
         const floor = floorRange?.kvs[0];
         const offset = floorOffset(floor);
-        early ??= candidacy.lease.fresh(start);
+        early ??= candidacy.lease.lasting(start);
         early.catch(() => undefined);
         const confirmed = await store.txn(
           [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
@@ -223,10 +226,11 @@ export class EtcdBackend implements ElectionBackend {
         if (!confirmed.succeeded) continue;
         candidacy.offset = offset;
       }
-      const live = await store.bounded(early ?? candidacy.lease.fresh(start), 'lease keep-alive', election).catch((err: unknown) => {
+      const live = await store.bounded(early ?? candidacy.lease.lasting(start), 'lease keep-alive', election).catch((err: unknown) => {
         throw this.leaseError(err, election);
       });
       if (live.id !== candidacy.leaseId) continue;
+      candidacy.handover = { next: headRange?.kvs[1], floor: floorRange?.kvs[0] };
       return { role: 'leader', token: candidacy.offset + candidacy.revision, leaseMs: grantedFrom(start, live) };
     }
     throw new ConclaveError('BACKEND_UNAVAILABLE', 'campaign: the election kept changing; try again', { backend: KIND, election });
@@ -277,7 +281,7 @@ export class EtcdBackend implements ElectionBackend {
       const known = this.candidacies.get(key);
       if (known?.offset !== null && known !== undefined && known.offset + known.revision === token) {
         // Our term's key, as this process made it: delete it unless it was replaced.
-        if (await releaseHandingOver(store, this.keys, election, key, known.revision)) {
+        if (await releaseHandingOver(store, this.keys, election, key, known.revision, known.handover)) {
           this.forget(key);
           return;
         }

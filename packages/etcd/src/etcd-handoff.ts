@@ -1,5 +1,16 @@
+import type { IKeyValue, IRequestOp, ITxnResponse } from 'etcd3';
 import { type ElectionKeys, type EtcdStore, cmp, decodeCandidate, encodeCandidate, op } from './etcd-store';
 import { floorOffset, rangeOf } from './etcd-reads';
+
+/**
+ * What a leader read when its term started: the key after its own in the queue (none if it was
+ * alone) and the token floor. Keys only join a queue at its tail, so while that key is unchanged
+ * it is still the successor; a release checks it with compares rather than a read.
+ */
+export interface HandoverHint {
+  next: IKeyValue | undefined;
+  floor: IKeyValue | undefined;
+}
 
 /**
  * Ends the term of the key `key` (created at `revision`), which heads its election's queue, and
@@ -9,31 +20,68 @@ import { floorOffset, rangeOf } from './etcd-reads';
  * then costs one write, not two. Without a successor (or when one changed meanwhile, or its lease
  * is gone) the key is only deleted.
  *
+ * With a `hint` that still holds, that is one round trip: the transaction's compares check the
+ * hint, and when they fail it reads the queue instead, for a second try.
+ *
  * Resolves with whether the key was deleted; false when it had been replaced (another term).
  */
-export async function releaseHandingOver(store: EtcdStore, keys: ElectionKeys, election: string, key: string, revision: number): Promise<boolean> {
+export async function releaseHandingOver(
+  store: EtcdStore,
+  keys: ElectionKeys,
+  election: string,
+  key: string,
+  revision: number,
+  hint?: HandoverHint,
+): Promise<boolean> {
   const fenceKey = keys.fence(election);
   const floorKey = keys.floor(election);
-  const read = await store.txn([], [op.queue(keys.candidates(election), 2), op.get(floorKey), op.get(fenceKey)], [], 'release', election);
+  const candidates = keys.candidates(election);
+  const reads = [op.queue(candidates, 2), op.get(floorKey), op.get(fenceKey)];
+  let read: ITxnResponse | null = null;
+  if (hint) {
+    const tried = await (hint.next
+      ? handOver(store, election, key, revision, hint.next, hint.floor, floorKey, fenceKey, reads)
+      : store.txn([cmp.createIs(key, revision), cmp.noneCreatedAfter(candidates, revision)], [op.del(key)], reads, 'release', election));
+    if (tried?.succeeded) return true;
+    read = tried;
+  }
+  read ??= await store.txn([], reads, [], 'release', election);
   const [first, next] = rangeOf(read, 0)?.kvs ?? [];
   const floor = rangeOf(read, 1)?.kvs[0];
   const fence = rangeOf(read, 2)?.kvs[0];
   const heads = first?.key.toString() === key && Number(first.create_revision) === revision && !fence;
-  const successor = heads && next ? decodeCandidate(next) : null;
-  // A key without a lease (none of ours) would never go: only a candidate's key is handed over.
-  if (next && successor && successor.o === undefined && String(next.lease) !== '0') {
-    const res = await store
-      .txn(
-        [cmp.createIs(key, revision), cmp.modIs(next.key.toString(), next.mod_revision), cmp.modIs(floorKey, floor?.mod_revision ?? 0), cmp.createIs(fenceKey, 0)],
-        [op.del(key), op.put(next.key.toString(), encodeCandidate({ ...successor, o: floorOffset(floor) }), String(next.lease))],
-        [],
-        'release',
-        election,
-      )
-      // The successor's lease ended meanwhile: etcd refuses the whole transaction.
-      .catch((err: unknown) => (/lease not found/i.test(String((err as { message?: unknown }).message)) ? null : Promise.reject(err)));
-    if (res?.succeeded) return true;
-  }
+  if (heads && next && (await handOver(store, election, key, revision, next, floor, floorKey, fenceKey, []))?.succeeded) return true;
   const res = await store.txn([cmp.createIs(key, revision)], [op.del(key)], [], 'release', election);
   return res.succeeded;
 }
+
+/**
+ * Deletes `key` and writes `next`'s token offset, if `next` and the floor are as read and no
+ * fence stands; else runs `failure`. Null when there is nothing to hand over to (`next` is no
+ * candidate's key, or its term started) or when etcd refused it (its lease ended meanwhile).
+ */
+async function handOver(
+  store: EtcdStore,
+  election: string,
+  key: string,
+  revision: number,
+  next: IKeyValue,
+  floor: IKeyValue | undefined,
+  floorKey: string,
+  fenceKey: string,
+  failure: IRequestOp[],
+): Promise<ITxnResponse | null> {
+  const successor = decodeCandidate(next);
+  // A key without a lease (none of ours) would never go: only a candidate's key is handed over.
+  if (!successor || successor.o !== undefined || String(next.lease) === '0') return null;
+  return store
+    .txn(
+      [cmp.createIs(key, revision), cmp.modIs(next.key.toString(), next.mod_revision), cmp.modIs(floorKey, floor?.mod_revision ?? 0), cmp.createIs(fenceKey, 0)],
+      [op.del(key), op.put(next.key.toString(), encodeCandidate({ ...successor, o: floorOffset(floor) }), String(next.lease))],
+      failure,
+      'release',
+      election,
+    )
+    .catch((err: unknown) => (/lease not found/i.test(String((err as { message?: unknown }).message)) ? null : Promise.reject(err)));
+}
+

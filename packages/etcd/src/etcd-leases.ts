@@ -117,6 +117,21 @@ export class SharedLease {
     return this.keepAlive(id);
   }
 
+  /**
+   * The last keep-alive answered, when it leaves at least half the TTL from `since`; else `fresh`.
+   * A campaign that wins counts on it without waiting for one of its own: the lease it grants is
+   * shorter (counted from that keep-alive's send), and the core renews sooner.
+   */
+  lasting(since: number): Promise<LiveLease> {
+    const id = this.id;
+    const last = this.last;
+    if (id !== null && last && last.ttlSec > 0) {
+      const live = this.live(id, last);
+      if (live.sentAt + live.ttlMs / 2 >= since) return Promise.resolve(live);
+    }
+    return this.fresh(since);
+  }
+
   private live(id: string, proof: LeaseProof): LiveLease {
     return { id, sentAt: proof.sentAt, ttlMs: Math.min(this.ttlSec, proof.ttlSec) * 1000 };
   }

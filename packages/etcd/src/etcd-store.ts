@@ -218,6 +218,10 @@ export const cmp = {
   createIs(key: string, revision: number | string): ICompare {
     return { key: Buffer.from(key), target: 'Create', result: 'Equal', create_revision: String(revision) };
   },
+  /** True while no key under `prefix` was created after `revision` (a compare over the whole range). */
+  noneCreatedAfter(prefix: string, revision: number): ICompare {
+    return { key: Buffer.from(prefix), range_end: prefixEnd(prefix), target: 'Create', result: 'Less', create_revision: String(revision + 1) };
+  },
   modIs(key: string, revision: number | string): ICompare {
     return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: String(revision) };
   },
