@@ -18,7 +18,14 @@ export interface RateSample {
 
 export interface SteadyResult {
   windowMs: number;
+  /** The core's default renew interval for the lease, ms (a third of it). */
   renewMs: number;
+  /**
+   * The renew interval the leader of phase A kept, ms: the mean gap between its renewals in the
+   * window (null when it reported fewer than 3, e.g. a peer). The core renews sooner than
+   * `renewMs` when the backend grants less than the lease (at half the usable grant).
+   */
+  measuredRenewMs?: number | null;
   leader: RateSample;
   follower: RateSample;
   /** One process leading `manyCount` elections alone (conclave only: null for the peers). */
@@ -29,7 +36,7 @@ async function measure(
   target: BenchTarget,
   proxies: CountingProxy[],
   windowMs: number,
-): Promise<{ ops: number; reads: number | null; sends: number[]; controls: number[]; splits: number[]; seconds: number }> {
+): Promise<{ ops: number; reads: number | null; sends: number[]; controls: number[]; splits: number[]; seconds: number; t0: number; t1: number }> {
   const c0 = await target.counters();
   const t0 = nowMs();
   await sleep(windowMs);
@@ -58,7 +65,15 @@ async function measure(
     controls,
     splits,
     seconds,
+    t0,
+    t1,
   };
+}
+
+/** The mean gap between the renewals `c` reported from `t0` to `t1`, ms; null under 3 of them. */
+function renewIntervalOf(c: BenchCandidate, t0: number, t1: number): number | null {
+  const ts = c.reports.filter((r) => r.type === 'lease' && r.atMs >= t0 && r.atMs < t1).map((r) => r.atMs);
+  return ts.length >= 3 ? round((ts[ts.length - 1]! - ts[0]!) / (ts.length - 1), 1) : null;
 }
 
 /**
@@ -86,13 +101,14 @@ export async function steadyState(
     await waitLeader(cs, s.leaseMs * 4);
     await sleep(1500);
     const a = await measure(target, proxies, windowMs);
+    const measuredRenewMs = renewIntervalOf(cs[0]!, a.t0, a.t1);
     const leader: RateSample = {
       serverOpsPerSec: rate(a.ops, a.seconds),
       serverReadsPerSec: rate(a.reads, a.seconds),
       clientSendsPerSec: rate(a.sends[0]!, a.seconds),
       controlBurstsPerSec: rate(a.controls[0]!, a.seconds),
     };
-    s.log(`    leader alone: ${JSON.stringify(leader)}`);
+    s.log(`    leader alone: ${JSON.stringify(leader)}, renewing every ${measuredRenewMs ?? '—'} ms`);
     for (let i = 0; i < 2; i++) {
       const p = await startCountingProxy(target.port);
       proxies.push(p);
@@ -112,7 +128,7 @@ export async function steadyState(
     await disposeAll(cs);
     cs.length = 0;
     await sleep(500);
-    if (!startMany) return { windowMs, renewMs, leader, follower, manyLeader: null };
+    if (!startMany) return { windowMs, renewMs, measuredRenewMs, leader, follower, manyLeader: null };
 
     const pm = await startCountingProxy(target.port);
     proxies.push(pm);
@@ -131,7 +147,7 @@ export async function steadyState(
         splitBurstsPerSec: rate(c.splits[0]!, c.seconds),
       };
       s.log(`    one process leading ${manyCount} elections: ${JSON.stringify(manyLeader)}`);
-      return { windowMs, renewMs, leader, follower, manyLeader };
+      return { windowMs, renewMs, measuredRenewMs, leader, follower, manyLeader };
     } finally {
       await many.stop();
     }
