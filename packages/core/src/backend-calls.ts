@@ -3,7 +3,6 @@ import { BackendStateTracker } from './backend-state';
 import type { ElectorSetup } from './elector-standing';
 import { ConclaveError } from './errors';
 import type { ElectorMetrics } from './metrics';
-import { withTimeout } from './timing';
 import { warnWhenUnreachable } from './unreachable-warning';
 
 /** What the call is for, as `conclave.operation.name` names it. */
@@ -24,6 +23,12 @@ export class BackendCalls {
   lastContactAt = 0;
 
   private readonly unreachableWarning: { forget(): void } | null = null;
+  /**
+   * The controller of the last call, which ended before we gave up on it: the next call reuses it
+   * (most calls are never given up on, and an AbortController per renewal is a large part of what
+   * a process leading thousands of elections allocates). One that aborted is never reused.
+   */
+  private spareController: AbortController | null = null;
 
   /** `lastToken`: the highest token the Elector has led with, for a tokenless release. */
   constructor(
@@ -60,33 +65,59 @@ export class BackendCalls {
    * Makes a backend call bounded by `timeoutMs` and records its duration and outcome. The call is
    * told when we give up on it (`deadlineMs`) and learns it when we do (`signal`): the next call
    * may follow at once, while this one still runs (see ElectionBackend, "Calls the core gives up on").
-   * Giving up rejects with `BACKEND_UNAVAILABLE` and `timeoutMessage`.
+   * Giving up rejects with `BACKEND_UNAVAILABLE` and `timeoutMessage`. A call that ended first
+   * leaves its signal, never aborted, to the next call (see `CallTiming.signal`).
    */
-  async timed<T>(
+  timed<T>(
     operation: CallOperation,
     send: (timing: { signal: AbortSignal; deadlineMs: number }) => Promise<T>,
     timeoutMs: number,
     timeoutMessage: string,
   ): Promise<T> {
-    const controller = new AbortController();
-    const call = send({ signal: controller.signal, deadlineMs: performance.now() + timeoutMs });
-    const started = performance.now();
-    const giveUp = () => {
-      const err = this.unavailable(timeoutMessage);
-      controller.abort(err);
-      return err;
-    };
+    const controller = this.spareController ?? new AbortController();
+    this.spareController = null;
+    let call: Promise<T>;
     try {
-      const value = await withTimeout(call, timeoutMs, giveUp);
-      this.lastContactAt = performance.now();
-      this.metrics.backendCall(operation, this.lastContactAt - started);
-      return value;
+      call = send({ signal: controller.signal, deadlineMs: performance.now() + timeoutMs });
     } catch (err) {
-      // error.type: the stable error code, else the error's class; never its message.
-      const type = err instanceof ConclaveError ? err.code : err instanceof Error ? err.name : '_OTHER';
-      this.metrics.backendCall(operation, performance.now() - started, type);
-      throw err;
+      call = Promise.reject(err);
     }
+    const started = performance.now();
+    // One promise and one timer per call, no more: a leader of thousands of elections makes
+    // thousands of these a second. A late answer, or a late failure, is ignored.
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const failed = (err: unknown) => {
+        // error.type: the stable error code, else the error's class; never its message.
+        const type = err instanceof ConclaveError ? err.code : err instanceof Error ? err.name : '_OTHER';
+        this.metrics.backendCall(operation, performance.now() - started, type);
+        reject(err);
+      };
+      const timer = setTimeout(() => {
+        done = true;
+        const err = this.unavailable(timeoutMessage);
+        controller.abort(err);
+        failed(err);
+      }, Math.max(0, timeoutMs));
+      call.then(
+        (value) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          this.spareController = controller;
+          this.lastContactAt = performance.now();
+          this.metrics.backendCall(operation, this.lastContactAt - started);
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          this.spareController = controller;
+          failed(err);
+        },
+      );
+    });
   }
 
   /** Releases leadership (the term of `token` only) and candidacy; logs, never throws. */

@@ -300,9 +300,12 @@ export interface CampaignRequest {
    * campaign (the Elector does); absent means none. Backends that keep values refuse one that is
    * too long with `INVALID_OPTIONS` before any I/O; the others ignore it.
    */
-  value?: string;  /**
+  value?: string;
+  /**
    * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
    * reason is the error the core reports. Optional: absent for callers that never give up.
+   * Successive calls of one Elector that each ended before the core gave up on them share one
+   * signal: a backend removes the listeners it adds to it by the time its call has settled.
    */
   signal?: AbortSignal | undefined;
   /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
@@ -349,9 +352,12 @@ export interface RenewRequest {
   /** The token of the term being renewed. */
   token: number;
   /** Lease length asked for, ms. */
-  leaseMs: number;  /**
+  leaseMs: number;
+  /**
    * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
    * reason is the error the core reports. Optional: absent for callers that never give up.
+   * Successive calls of one Elector that each ended before the core gave up on them share one
+   * signal: a backend removes the listeners it adds to it by the time its call has settled.
    */
   signal?: AbortSignal | undefined;
   /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
@@ -378,6 +384,8 @@ export interface ReleaseRequest {
   /**
    * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
    * reason is the error the core reports. Optional: absent for callers that never give up.
+   * Successive calls of one Elector that each ended before the core gave up on them share one
+   * signal: a backend removes the listeners it adds to it by the time its call has settled.
    */
   signal?: AbortSignal | undefined;
   /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */

@@ -28,6 +28,9 @@ export interface LeaderTermParts {
  */
 export class LeaderTerm {
   private deadlineTimer: NodeJS.Timeout | null = null;
+  /** The term and the deadline the timer was armed for. */
+  private armedTerm: Term | null = null;
+  private armedAt = 0;
 
   constructor(private readonly parts: LeaderTermParts) {}
 
@@ -116,6 +119,7 @@ export class LeaderTerm {
     standing.term = null;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
+    this.armedTerm = null;
     signals.publish({ role: next, leaderId, token: null, reason });
     // A renewal that could not be confirmed in time: the backend is out of reach for our purpose.
     if (reason === 'lease-expired') calls.gaveUpOnLease();
@@ -134,11 +138,18 @@ export class LeaderTerm {
     }
   }
 
-  /** Arms the timer that ends `term` at `deadline`, should no renewal move it first. */
+  /**
+   * Arms the timer that ends `term` at `deadline`, should no renewal move it first. A timer armed
+   * already for no later than `deadline` stays: when it fires it arms the next one for the
+   * deadline as it is then (a timer per renewal is a large part of a leader of thousands' work).
+   */
   private setDeadline(term: Term, deadline: number): void {
     const { standing } = this.parts;
     term.deadline = deadline;
+    if (this.deadlineTimer && this.armedTerm === term && this.armedAt <= deadline) return;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.armedTerm = term;
+    this.armedAt = deadline;
     this.deadlineTimer = setTimeout(() => {
       this.deadlineTimer = null;
       if (standing.term === term && mustStepDown(performance.now(), term.deadline)) this.revoke('lease-expired');

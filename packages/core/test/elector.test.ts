@@ -202,6 +202,40 @@ describe('calls the Elector gives up on', () => {
     expect(release.signal!.aborted).toBe(false);
     expect(typeof release.deadlineMs).toBe('number');
   });
+
+  test('calls that end before the Elector gives up share one signal; a call given up on keeps its aborted signal, and the next calls get a fresh one', async () => {
+    /** Renewals recorded; they hang, unanswered, while `hanging`. */
+    class HangingRenewals extends MemoryBackend {
+      hanging = false;
+      readonly signals: AbortSignal[] = [];
+      override async renew(...args: Parameters<MemoryBackend['renew']>) {
+        this.signals.push(args[0].signal!);
+        if (this.hanging) return new Promise<never>(() => undefined);
+        return super.renew(...args);
+      }
+    }
+    const backend = new HangingRenewals();
+    const e = new Elector({ backend, election: 'shared-signal', candidateId: 'a', leaseMs: 600, logger: null });
+    await e.start();
+    try {
+      await waitFor(() => backend.signals.length >= 3, 'three renewals', 5000);
+      const shared = backend.signals[0]!;
+      expect(backend.signals.every((s) => s === shared)).toBe(true);
+      expect(shared.aborted).toBe(false);
+
+      backend.hanging = true;
+      const hungAt = backend.signals.length;
+      await waitFor(() => shared.aborted, 'the hung renewal given up on', 5000);
+      backend.hanging = false;
+      await waitFor(() => e.isLeader() && backend.signals.length >= hungAt + 3, 'leading again, renewing', 10_000);
+      const after = backend.signals.slice(-2);
+      expect(after[0]).not.toBe(shared);
+      expect(after[1]).toBe(after[0]);
+      expect(after[0]!.aborted).toBe(false);
+    } finally {
+      await e.stop();
+    }
+  });
 });
 
 describe('health()', () => {
