@@ -39,6 +39,7 @@ import {
   schemaSql,
 } from './postgres-sql';
 import { PostgresWakeListener, wakeChannel } from './postgres-wake-listener';
+import { integerArrayLiteral, textArrayLiteral } from './postgres-arrays';
 
 const KIND = 'postgres';
 
@@ -291,7 +292,12 @@ export class PostgresBackend implements ElectionBackend {
   private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
     const rows = await this.run(
       renewSql(this.table),
-      [requests.map((r) => r.election), requests.map((r) => r.candidateId), requests.map((r) => r.token), requests.map((r) => r.leaseMs)],
+      [
+        textArrayLiteral(requests.map((r) => r.election)),
+        textArrayLiteral(requests.map((r) => r.candidateId)),
+        integerArrayLiteral(requests.map((r) => r.token)),
+        integerArrayLiteral(requests.map((r) => r.leaseMs)),
+      ],
       requests[0]?.election,
     );
     let renewed: number | null = null;

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
 import { Pool, type PoolClient } from 'pg';
 import { Elector, isConclaveError, type CampaignResult } from '@conclave/core';
 import { PostgresBackend, schemaSql, wakeChannel } from '@conclave/postgres';
@@ -163,6 +164,38 @@ describe('batching', () => {
     expect(statements).toHaveLength(1);
     const left = await Promise.all(names.map((e) => a.getLeader(e)));
     expect(left.map((l) => l !== null)).toEqual(names.map((_, i) => i % 3 === 1));
+  });
+
+  test('a batch of renewals holds for candidate ids an array literal must escape (quotes, backslashes, braces, commas), and only for them', async () => {
+    const a = backend({ wakeUp: false });
+    const ids = ['q"uote 1', 'back\\slash 1', 'br{ace}s 1', 'com,ma 1', 'NULL 1', 'plain 1'];
+    const names = ids.map(() => uniqueElection('esc'));
+    const tokens = (await Promise.all(names.map((election, i) => a.campaign({ election, candidateId: ids[i]!, leaseMs: LEASE })))).map((r) => leader(r).token);
+    const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: ids[i]!, token: tokens[i]!, leaseMs: LEASE })));
+    expect(renewed.map((r) => r.held)).toEqual(ids.map(() => true));
+    // Each id names its own row only: the next id's renewal of a row is refused.
+    const crossed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: ids[(i + 1) % ids.length]!, token: tokens[i]!, leaseMs: LEASE })));
+    expect(crossed.map((r) => r.held)).toEqual(ids.map(() => false));
+    expect((await Promise.all(names.map((e) => a.getLeader(e)))).map((l) => l?.candidateId)).toEqual(ids.map((id) => id.split(' ')[0]));
+  });
+
+  test('a renewal batch of 10 000 elections takes no time quadratic in its size, whatever join the planner picks (nested loops only)', async () => {
+    // The planner estimates the rows a renewal updates at 1; with an anti-join from the requests
+    // to them, a nested loop compares every request with every renewed row: seconds at 10 000.
+    const pool = new Pool({ connectionString: BASE_URI, max: 2, options: '-c enable_hashjoin=off -c enable_mergejoin=off' });
+    pools.push(pool);
+    const t = uniqueTable('quad');
+    const a = backend({ uri: undefined, pool, table: t, wakeUp: false });
+    const names = Array.from({ length: 10_000 }, (_, i) => `quad-${process.pid}-${i}`);
+    const won = await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'Q 1', leaseMs: 60_000 })));
+    const tokens = won.map((r) => leader(r).token);
+    const started = performance.now();
+    const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'Q 1', token: tokens[i]!, leaseMs: 60_000 })));
+    const tookMs = performance.now() - started;
+    expect(renewed.every((r) => r.held)).toBe(true);
+    // About 0.2 s here with any join; the anti-join took 5 s on an idle machine.
+    expect(tookMs).toBeLessThan(2_000);
+    await dropTable(t);
   });
 
   test('20 Electors leading on one backend renew in one round trip per interval', async () => {
