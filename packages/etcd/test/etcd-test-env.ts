@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import { get } from 'node:http';
 import type { ElectionBackend } from '@conclave/core';
 import { EtcdBackend } from '@conclave/etcd';
 import { startEtcd, type EtcdCluster, type StartEtcdOptions } from '@conclave/etcd/testing';
@@ -48,6 +49,34 @@ export function privateEtcd(options: StartEtcdOptions = {}): PrivateEtcd {
     },
   };
   return env;
+}
+
+/** The member's Prometheus metrics (`/metrics`, over HTTP: reading them sends no gRPC request). */
+function metricsOf(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+}
+
+/** The sum of the samples of metric `name` on the member at `port` whose labels match `labels`. */
+export async function metricSum(port: number, name: string, labels = /.*/): Promise<number> {
+  let n = 0;
+  let found = false;
+  for (const m of (await metricsOf(port)).matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) {
+    found = true;
+    if (labels.test(m[1] ?? '')) n += Number(m[2]);
+  }
+  if (!found) throw new Error(`no ${name} in /metrics`);
+  return n;
+}
+
+/** KV requests (Txn and Range) the member at `port` received: one per round trip. */
+export function kvRequests(port: number): Promise<number> {
+  return metricSum(port, 'grpc_server_started_total', /grpc_method="(?:Txn|Range)"/);
 }
 
 export { waitFor as eventually, delay as sleep } from '@conclave/test-harness';

@@ -1,8 +1,7 @@
 import { afterAll, expect, test } from '@jest/globals';
-import { get } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { EtcdBackend } from '@conclave/etcd';
-import { privateEtcd, sleep } from './etcd-test-env';
+import { kvRequests as kvRequestsOf, metricSum, privateEtcd, sleep } from './etcd-test-env';
 
 // A leader's release starts its successor's term in the same transaction (the successor's token
 // offset written, as its own campaign would). The successor's campaign then only reads. The
@@ -20,29 +19,10 @@ function backend(): EtcdBackend {
   return b;
 }
 
-function metrics(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port: etcd.cluster.members[0]!.port, path: '/metrics', agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve(body));
-    }).on('error', reject);
-  });
-}
-
 /** Raft proposals the (single) member committed: every transaction that may write is one, even when its compare fails. */
-async function proposals(): Promise<number> {
-  const m = /^etcd_server_proposals_committed_total (\S+)$/m.exec(await metrics());
-  if (!m) throw new Error('no etcd_server_proposals_committed_total in /metrics');
-  return Number(m[1]);
-}
-
+const proposals = () => metricSum(etcd.cluster.members[0]!.port, 'etcd_server_proposals_committed_total');
 /** KV requests (Txn and Range) the member received: one per round trip of a release. */
-async function kvRequests(): Promise<number> {
-  let n = 0;
-  for (const m of (await metrics()).matchAll(/^grpc_server_started_total\{[^}]*grpc_method="(?:Txn|Range)"[^}]*\} (\S+)$/gm)) n += Number(m[1]);
-  return n;
-}
+const kvRequests = () => kvRequestsOf(etcd.cluster.members[0]!.port);
 
 /** a leads `election`, b then c queued behind it when its term started (z led before); resolves a's token. */
 async function leaderWithQueue(election: string, a: EtcdBackend, b: EtcdBackend, c: EtcdBackend): Promise<number> {
@@ -164,11 +144,7 @@ test('a release whose term started alone hands over to a candidate that queued d
 });
 
 /** Lease keep-alives the member received (each message on a keep-alive stream). */
-async function keepAlives(): Promise<number> {
-  let n = 0;
-  for (const m of (await metrics()).matchAll(/^grpc_server_msg_received_total\{[^}]*grpc_method="LeaseKeepAlive"[^}]*\} (\S+)$/gm)) n += Number(m[1]);
-  return n;
-}
+const keepAlives = () => metricSum(etcd.cluster.members[0]!.port, 'grpc_server_msg_received_total', /grpc_method="LeaseKeepAlive"/);
 
 test('a campaign woken by a hand-over counts on a keep-alive answered within half the TTL: it sends none, and its lease counts from that one', async () => {
   const election = `handover-lasting-${process.pid}`;
