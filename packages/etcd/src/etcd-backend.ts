@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Etcd3, IKeyValue, IRangeResponse, KVClient, LeaseClient } from 'etcd3';
+import type { IKeyValue, IRangeResponse, KVClient, LeaseClient, WatchClient } from 'etcd3';
 import {
   ConclaveError,
   assertCandidateId,
@@ -27,7 +27,9 @@ import { REUSE_MS, SharedLease, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
 import { releaseHandingOver, type HandoverHint } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
-import { PredecessorWatches } from './etcd-watches';
+import { TxnBatches } from './etcd-txn-batches';
+import { PredecessorWatches, type SeenTarget } from './etcd-watches';
+import { WatchStream } from './etcd-watch-stream';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
 import { ElectionReads, floorOffset, infoOf, leaderOf, rangeOf } from './etcd-reads';
 
@@ -90,7 +92,10 @@ export class EtcdBackend implements ElectionBackend {
   private readonly store: EtcdStore;
   private readonly leases = new Map<number, SharedLease>();
   private readonly candidacies = new Map<string, Candidacy>();
+  /** Candidate keys whose last campaign, a follower's, showed no leader (see isWatching). */
+  private readonly leaderless = new Set<string>();
   private readonly turns = new CandidateTurns();
+  private readonly watchStream: WatchStream;
   private readonly watches: PredecessorWatches;
   private readonly reads: ElectionReads;
   private readonly admin: EtcdAdmin;
@@ -98,6 +103,8 @@ export class EtcdBackend implements ElectionBackend {
   /** Reads of the renewals of one turn, one transaction (see renew). */
   private readonly ownKeys: TickBatcher<string, IKeyValue | undefined>;
   private readonly slots = new CampaignSlots(KIND);
+  /** The campaigns' transactions of one turn, sent together (see TxnBatches). */
+  private readonly campaigns: TxnBatches;
   private readonly warned = new Set<string>();
   private readonly requestTimeoutMs: number;
   private closed = false;
@@ -115,12 +122,14 @@ export class EtcdBackend implements ElectionBackend {
     }
     this.keys = new ElectionKeys(resolved.prefix);
     this.store = new EtcdStore(this.client.kv as KVClient, this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
-    this.watches = new PredecessorWatches(this.client as unknown as Etcd3, this.store, this.keys, (election, instanceId) => {
+    this.watchStream = new WatchStream(this.client.watchClient as WatchClient);
+    this.watches = new PredecessorWatches(this.watchStream, this.store, new TxnBatches(this.store, MAX_TXN_OPS, 'list'), this.keys, (election, instanceId) => {
       return this.candidacies.get(this.keys.candidate(election, instanceId))?.revision ?? null;
     });
     this.reads = new ElectionReads(this.store, this.keys);
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
+    this.campaigns = new TxnBatches(this.store, MAX_TXN_OPS, 'campaign');
     this.ownKeys = new TickBatcher(async (keys) => {
       const res = await this.store.txn([], keys.map((k) => op.get(k)), [], 'renew');
       return keys.map((_, i) => rangeOf(res, i)?.kvs[0]);
@@ -188,8 +197,8 @@ export class EtcdBackend implements ElectionBackend {
         early.catch(() => undefined); // awaited only if this campaign leads
       }
       const res = await (known
-        ? store.txn([], reads, [], 'campaign', election)
-        : store.txn([cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads, 'campaign', election)
+        ? this.campaigns.txn(store, election, [], reads, [])
+        : this.campaigns.txn(store, election, [cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads)
       ).catch((err: unknown) => {
         // The lease lapsed on the server while this process held no key on it.
         if (/lease not found/i.test(String((err as { message?: unknown }).message))) lease.reset();
@@ -207,21 +216,24 @@ export class EtcdBackend implements ElectionBackend {
       }
       const head = headRange?.kvs[0];
       const fence = fenceRange?.kvs[0];
-      this.watches.moved(election, mine.id, candidacy.revision, head?.key.toString() === key ? String(res.header.revision) : undefined);
+      this.watches.moved(election, mine.id, candidacy.revision, seenTarget(key, fenceKey, headRange, String(res.header.revision)));
       if (head?.key.toString() !== key || fence) {
-        return { role: 'follower', ...leaderOf(head, fence) };
+        const seen = leaderOf(head, fence);
+        if (seen.leaderId === null) this.leaderless.add(key);
+        else this.leaderless.delete(key);
+        return { role: 'follower', ...seen };
       }
       if (candidacy.offset === null) {
         const floor = floorRange?.kvs[0];
         const offset = floorOffset(floor);
         early ??= candidacy.lease.lasting(start);
         early.catch(() => undefined);
-        const confirmed = await store.txn(
+        const confirmed = await this.campaigns.txn(
+          store,
+          election,
           [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
           [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
           [],
-          'campaign',
-          election,
         );
         if (!confirmed.succeeded) continue;
         candidacy.offset = offset;
@@ -231,6 +243,7 @@ export class EtcdBackend implements ElectionBackend {
       });
       if (live.id !== candidacy.leaseId) continue;
       candidacy.handover = { next: headRange?.kvs[1], floor: floorRange?.kvs[0] };
+      this.leaderless.delete(key);
       return { role: 'leader', token: candidacy.offset + candidacy.revision, leaseMs: grantedFrom(start, live) };
     }
     throw new ConclaveError('BACKEND_UNAVAILABLE', 'campaign: the election kept changing; try again', { backend: KIND, election });
@@ -338,13 +351,16 @@ export class EtcdBackend implements ElectionBackend {
   }
 
   isWatching(election: string, candidateId: string): boolean {
-    return this.watches.isWatching(election, candidateId);
+    // A watch wakes a follower when its predecessor goes, not when a term starts: while its last
+    // read showed no leader (the head's term not started yet, or a fence), the core polls.
+    return !this.leaderless.has(this.keys.candidate(election, candidateId)) && this.watches.isWatching(election, candidateId);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.watches.close(Math.min(this.requestTimeoutMs, 1_000));
+    this.watches.close();
+    this.watchStream.close();
     const leases = [...this.leases.values()];
     this.leases.clear();
     this.candidacies.clear();
@@ -400,6 +416,7 @@ export class EtcdBackend implements ElectionBackend {
   }
 
   private forget(key: string): void {
+    this.leaderless.delete(key);
     const known = this.candidacies.get(key);
     if (!known) return;
     this.candidacies.delete(key);
@@ -433,6 +450,14 @@ export class EtcdBackend implements ElectionBackend {
     if (err instanceof ConclaveError) return err;
     return new ConclaveError('BACKEND_UNAVAILABLE', `etcd lease keep-alive failed: ${String(err)}`, { backend: KIND, election, cause: err });
   }
+}
+
+/** What the campaign's read of the queue's first two keys shows `key` has to watch, if it shows it. */
+function seenTarget(key: string, fenceKey: string, queue: IRangeResponse | undefined, revision: string): SeenTarget | undefined {
+  const [head, next] = queue?.kvs ?? [];
+  if (head?.key.toString() === key) return { target: fenceKey, head: true, revision };
+  if (head && next?.key.toString() === key) return { target: head.key.toString(), head: false, revision };
+  return undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ const KIND = 'etcd';
 export interface EtcdClient {
   readonly kv: unknown;
   readonly leaseClient: unknown;
-  watch(): unknown;
+  readonly watchClient: unknown;
   close(): void;
 }
 
@@ -65,7 +65,7 @@ export function resolveEtcdOptions(options: unknown): ResolvedEtcdOptions {
   }
   if (hasClient) {
     const client = o.client as Partial<EtcdClient> | null;
-    if (typeof client !== 'object' || client === null || typeof client.watch !== 'function' || client.kv === undefined || client.leaseClient === undefined) {
+    if (typeof client !== 'object' || client === null || client.watchClient === undefined || client.kv === undefined || client.leaseClient === undefined) {
       throw new ConclaveError('INVALID_OPTIONS', `client must be an etcd3 Etcd3 client, got ${describeValue(client)}`, { backend: KIND });
     }
     if (o.auth !== undefined) {

@@ -188,7 +188,8 @@ export class EtcdStore {
   }
 }
 
-function unavailable(what: string, err: unknown, election?: string): ConclaveError {
+/** `err` of a call as a ConclaveError (BACKEND_UNAVAILABLE unless it is one already). */
+export function unavailable(what: string, err: unknown, election?: string): ConclaveError {
   if (err instanceof ConclaveError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what} failed: ${message}`, { backend: KIND, election, cause: err });
@@ -208,6 +209,10 @@ export const op = {
   /** The first `limit` keys under `prefix`, lowest create revision first. */
   queue(prefix: string, limit: number): IRequestOp {
     return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), limit, sort_order: 'Ascend', sort_target: 'Create' } };
+  },
+  /** The keys (no values) under `prefix`, lowest create revision first. */
+  keys(prefix: string): IRequestOp {
+    return { request_range: { key: Buffer.from(prefix), range_end: prefixEnd(prefix), sort_order: 'Ascend', sort_target: 'Create', keys_only: true } };
   },
   del(key: string): IRequestOp {
     return { request_delete_range: { key: Buffer.from(key) } };

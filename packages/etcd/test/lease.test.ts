@@ -53,7 +53,7 @@ function observedClient(hosts: string[], keepAlives: KeepAlive[]): { client: Etc
       };
     },
   });
-  const client: EtcdClient = { kv: real.kv, leaseClient, watch: () => real.watch(), close: () => real.close() };
+  const client: EtcdClient = { kv: real.kv, leaseClient, watchClient: real.watchClient, close: () => real.close() };
   return { client, close: () => real.close() };
 }
 
