@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { IKeyValue, IRangeResponse, KVClient, LeaseClient, WatchClient } from 'etcd3';
+import type { IKeyValue, IRangeResponse, IRequestOp, KVClient, LeaseClient, WatchClient } from 'etcd3';
 import {
   ConclaveError,
   assertCandidateId,
@@ -53,6 +53,8 @@ interface Candidacy {
   offset: number | null;
   /** What its last won campaign read, for its release (see `releaseHandingOver`). */
   handover?: HandoverHint;
+  /** Its renewals' read of its key (made once: a leader of thousands renews thousands of times a second). */
+  ownRead: IRequestOp;
 }
 
 /**
@@ -101,7 +103,7 @@ export class EtcdBackend implements ElectionBackend {
   private readonly admin: EtcdAdmin;
   private readonly keepAlives: KeepAliveStream;
   /** Reads of the renewals of one turn, one transaction (see renew). */
-  private readonly ownKeys: TickBatcher<string, IKeyValue | undefined>;
+  private readonly ownKeys: TickBatcher<IRequestOp, IKeyValue | undefined>;
   private readonly slots = new CampaignSlots(KIND);
   /** The campaigns' transactions of one turn, sent together (see TxnBatches). */
   private readonly campaigns: TxnBatches;
@@ -130,9 +132,9 @@ export class EtcdBackend implements ElectionBackend {
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
     this.campaigns = new TxnBatches(this.store, MAX_TXN_OPS, 'campaign');
-    this.ownKeys = new TickBatcher(async (keys) => {
-      const res = await this.store.txn([], keys.map((k) => op.get(k)), [], 'renew');
-      return keys.map((_, i) => rangeOf(res, i)?.kvs[0]);
+    this.ownKeys = new TickBatcher(async (reads) => {
+      const res = await this.store.txn([], reads, [], 'renew');
+      return reads.map((_, i) => rangeOf(res, i)?.kvs[0]);
     }, MAX_TXN_OPS);
   }
 
@@ -216,7 +218,7 @@ export class EtcdBackend implements ElectionBackend {
       }
       const head = headRange?.kvs[0];
       const fence = fenceRange?.kvs[0];
-      this.watches.moved(election, mine.id, candidacy.revision, seenTarget(key, fenceKey, headRange, String(res.header.revision)));
+      this.watches.moved(election, mine.id, candidacy.revision, seenTarget(key, fenceKey, headRange, fence !== undefined, String(res.header.revision)));
       if (head?.key.toString() !== key || fence) {
         const seen = leaderOf(head, fence);
         if (seen.leaderId === null) this.leaderless.add(key);
@@ -264,13 +266,18 @@ export class EtcdBackend implements ElectionBackend {
     const store = this.store.within(deadlineMs);
     // The keep-alive first: written at once on its stream, it leaves with the turn's reads (one
     // transaction for every renewal of the turn), one round trip for all.
-    const [live, own] = await Promise.all([
-      store.bounded(candidacy.lease.fresh(start), 'lease keep-alive', election).then(
-        (l) => l,
-        (err: unknown) => (err instanceof ConclaveError && err.code === 'LEASE_LOST' ? null : Promise.reject(this.leaseError(err, election))),
-      ),
-      store.bounded(this.ownKeys.submit(key), 'renew', election),
-    ]);
+    // One bound for both (a leader of thousands renews thousands of times a second).
+    const [live, own] = await store.bounded(
+      Promise.all([
+        candidacy.lease.fresh(start).then(
+          (l) => l,
+          (err: unknown) => (err instanceof ConclaveError && err.code === 'LEASE_LOST' ? null : Promise.reject(this.leaseError(err, election))),
+        ),
+        this.ownKeys.submit(candidacy.ownRead),
+      ]),
+      'renew',
+      election,
+    );
     if (!live || !own || Number(own.create_revision) !== candidacy.revision || live.id !== candidacy.leaseId || String(own.lease) !== live.id) {
       this.forget(key);
       return { held: false, leaderId: await this.reads.leaderId(election) };
@@ -407,7 +414,7 @@ export class EtcdBackend implements ElectionBackend {
     const candidacy: Candidacy =
       known && known.revision === revision
         ? known
-        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null };
+        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null, ownRead: op.revisions(key) };
     if (candidacy.offset === null && value?.o !== undefined) candidacy.offset = value.o;
     if (known && known !== candidacy) known.lease.unhold(key);
     this.candidacies.set(key, candidacy);
@@ -453,10 +460,10 @@ export class EtcdBackend implements ElectionBackend {
 }
 
 /** What the campaign's read of the queue's first two keys shows `key` has to watch, if it shows it. */
-function seenTarget(key: string, fenceKey: string, queue: IRangeResponse | undefined, revision: string): SeenTarget | undefined {
+function seenTarget(key: string, fenceKey: string, queue: IRangeResponse | undefined, fenced: boolean, revision: string): SeenTarget | undefined {
   const [head, next] = queue?.kvs ?? [];
-  if (head?.key.toString() === key) return { target: fenceKey, head: true, revision };
-  if (head && next?.key.toString() === key) return { target: head.key.toString(), head: false, revision };
+  if (head?.key.toString() === key) return { target: fenceKey, head: true, existed: fenced, revision };
+  if (head && next?.key.toString() === key) return { target: head.key.toString(), head: false, existed: true, revision };
   return undefined;
 }
 

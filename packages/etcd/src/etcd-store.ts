@@ -203,6 +203,10 @@ export const op = {
   get(key: string): IRequestOp {
     return { request_range: { key: Buffer.from(key) } };
   },
+  /** The key's revisions and lease, without its value. */
+  revisions(key: string): IRequestOp {
+    return { request_range: { key: Buffer.from(key), keys_only: true } };
+  },
   head(prefix: string): IRequestOp {
     return op.queue(prefix, 1);
   },

@@ -4,8 +4,8 @@ type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 
 /** What a watch reports. Each is called only while the watch stands; `lost` at most once. */
 export interface WatchHandlers {
-  /** The server confirmed the watch: it sends every event from its start revision on. */
-  created(): void;
+  /** The server confirmed the watch, at `revision`: it sends every event after that one. */
+  created(revision: string): void;
   /** A key watched was put or deleted. */
   changed(kind: 'put' | 'delete'): void;
   /** The watch ended without being cancelled: refused, cancelled by the server, or its stream broke. */
@@ -35,15 +35,18 @@ export class WatchStream {
 
   constructor(private readonly client: WatchClient) {}
 
-  /** Watches `key` from revision `fromRevision` on. */
-  watch(key: string, fromRevision: string, handlers: WatchHandlers): WatchHandle {
+  /**
+   * Watches `key` from now on. (A watch from a past revision is one etcd catches up on in a
+   * background loop, a few hundred at a time: with thousands, its events come seconds late.)
+   */
+  watch(key: string, handlers: WatchHandlers): WatchHandle {
     const id = String(this.nextId++);
     if (this.closed) {
       queueMicrotask(() => handlers.lost());
       return { cancel: () => undefined };
     }
     this.watches.set(id, handlers);
-    this.write({ create_request: { key: Buffer.from(key), start_revision: fromRevision, watch_id: id } });
+    this.write({ create_request: { key: Buffer.from(key), watch_id: id } });
     return {
       cancel: () => {
         if (this.watches.delete(id)) this.write({ cancel_request: { watch_id: id } });
@@ -96,7 +99,7 @@ export class WatchStream {
       handlers.lost();
       return;
     }
-    if (res.created) handlers.created();
+    if (res.created) handlers.created(String(res.header.revision));
     for (const event of res.events ?? []) {
       if (!this.watches.has(id)) return; // cancelled by a handler
       handlers.changed(event.type === 'Delete' ? 'delete' : 'put');

@@ -23,9 +23,9 @@ interface Subscription {
 /**
  * `watch()` for etcd's recipe: a candidate watches the key of its predecessor (the candidate key
  * created just before its own), so a departure wakes only its successor; the head of the queue
- * watches the fence, which an admin's force or clear leaves. Each watch starts at the revision of
- * the read it was derived from (a listing of the queue, or the campaign's own read when that
- * showed the key to watch), so nothing between the two is missed. After every event the candidate looks again (a campaign),
+ * watches the fence, which an admin's force or clear leaves. The key to watch comes from a read (a
+ * listing of the queue, or the campaign's own read when that showed it); a change of that key
+ * between the read and the watch's start is found by reading it again (see `lookBetween`). After every event the candidate looks again (a campaign),
  * and its campaign picks the key to watch next.
  *
  * A watch misses nothing while it stands (etcd sends every event after its start revision), and
@@ -144,17 +144,15 @@ export class PredecessorWatches {
     const generation = sub.generation;
     const current = () => !sub.closed && sub.generation === generation;
     const own = this.keys.candidate(sub.election, sub.instanceId);
+    const fence = this.keys.fence(sub.election);
     sub.listing = seen === undefined;
     void (async () => {
-      let target: string | null;
-      let head: boolean;
-      let fromRevision: string;
+      let read: SeenTarget;
       if (seen) {
-        ({ target, head } = seen);
-        fromRevision = seen.revision;
+        read = seen;
       } else {
         const listing = await this.listings
-          .txn(this.store, sub.election, [], [op.keys(this.keys.candidates(sub.election))], [])
+          .txn(this.store, sub.election, [], [op.keys(this.keys.candidates(sub.election)), op.get(fence)], [])
           .finally(() => {
             if (current()) sub.listing = false;
           });
@@ -162,11 +160,11 @@ export class PredecessorWatches {
         const keys = (listing.responses[0]?.response_range?.kvs ?? []).map((kv) => kv.key.toString());
         const at = keys.indexOf(own);
         // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
-        target = at < 0 ? (keys[0] ?? null) : at === 0 ? this.keys.fence(sub.election) : keys[at - 1]!;
-        head = at === 0;
-        fromRevision = String(listing.header.revision);
+        const target = at < 0 ? keys[0] : at === 0 ? fence : keys[at - 1]!;
+        if (target === undefined) return;
+        const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
+        read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
       }
-      if (target === null) return;
       // The candidate looks again after any change it waits for, and when the watch is lost (the
       // server ended it, or its stream broke: a change may fall between the two); its campaign
       // (`moved`) picks the next key to watch, after its own read. When many keys go at once (a
@@ -177,11 +175,13 @@ export class PredecessorWatches {
         this.drop(sub);
         sub.onChange();
       };
-      sub.target = target;
-      sub.watch = this.stream.watch(target, String(Number(fromRevision) + 1), {
-        created: () => undefined,
+      sub.target = read.target;
+      sub.watch = this.stream.watch(read.target, {
+        created: (revision) => {
+          if (revision !== read.revision) this.lookBetween(sub, read, current, wake);
+        },
         changed: (kind) => {
-          if (kind === 'delete' || head) wake();
+          if (kind === 'delete' || read.head) wake();
         },
         lost: wake,
       });
@@ -190,13 +190,37 @@ export class PredecessorWatches {
       if (current()) this.drop(sub);
     });
   }
+
+  /**
+   * A watch starts at the revision it is created at, later than the read that chose its key: a
+   * change of that key in between is found by reading the key again, and wakes the candidate.
+   * (A watch from the read's revision would miss nothing, but etcd catches a watch from a past
+   * revision up in a background loop, a few hundred at a time, each round reading every change
+   * since the oldest: with thousands of candidates watching anew at once, that loop took the
+   * server's whole CPU and delayed the watches' events by seconds.)
+   */
+  private lookBetween(sub: Subscription, read: SeenTarget, current: () => boolean, wake: () => void): void {
+    void this.listings.txn(this.store, sub.election, [], [op.get(read.target)], []).then(
+      (res) => {
+        if (!current()) return;
+        const now = res.responses[0]?.response_range?.kvs[0];
+        if (now ? !read.existed || Number(now.mod_revision) > Number(read.revision) : read.existed) wake();
+      },
+      () => {
+        // Not known whether the key changed: no watch, the core polls.
+        if (current()) this.drop(sub);
+      },
+    );
+  }
 }
 
-/** The key a candidate waits for, as a read of its campaign showed it. */
+/** The key a candidate waits for, as a read showed it (its campaign's, or a listing of the queue). */
 export interface SeenTarget {
   target: string;
   /** The candidate's key headed the queue (its target is the fence: a put wakes it too). */
   head: boolean;
+  /** Whether the target was there at the read. */
+  existed: boolean;
   /** The revision of the read. */
   revision: string;
 }

@@ -124,9 +124,8 @@ test('watches are created without waiting for each other: a hundred are all writ
   const changed: number[] = [];
   const lost: number[] = [];
   const prefix = `batching/stream-${process.pid}/`;
-  const { header } = await raw.kv.range({ key: Buffer.from(prefix) });
   for (let i = 0; i < 100; i++) {
-    watches.watch(`${prefix}${i}`, String(Number(header.revision) + 1), {
+    watches.watch(`${prefix}${i}`, {
       created: () => {
         if (writtenAtFirstConfirmation < 0) writtenAtFirstConfirmation = written;
         confirmed.add(i);
@@ -156,7 +155,7 @@ test('a broken watch stream loses every watch on it, each owner told once, and t
   const confirmed: string[] = [];
   const lost: string[] = [];
   const watch = (key: string) =>
-    watches.watch(`${prefix}${key}`, '1', { created: () => confirmed.push(key), changed: () => undefined, lost: () => lost.push(key) });
+    watches.watch(`${prefix}${key}`, { created: () => confirmed.push(key), changed: () => undefined, lost: () => lost.push(key) });
   watch('a');
   watch('b');
   await eventually(() => confirmed.length === 2, 'both watches confirmed');
@@ -167,4 +166,41 @@ test('a broken watch stream loses every watch on it, each owner told once, and t
   watch('c');
   await eventually(() => confirmed.includes('c'), 'the new watch confirmed');
   expect(lost).toHaveLength(2);
+});
+
+test("a follower's predecessor that goes between the read that chose it and the start of the watch on it wakes the follower", async () => {
+  const raw = rawClient();
+  // b's watch creations are held until `open`: a's release lands in between.
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const watchClient = new Proxy(raw.watchClient, {
+    get(target, prop, receiver) {
+      if (prop !== 'watch') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<WatchClient['watch']>) => {
+        const stream = await target.watch(...args);
+        const write = stream.write.bind(stream);
+        stream.write = ((req: { create_request?: unknown }) => {
+          if (req.create_request) void gate.then(() => write(req as never));
+          else write(req as never);
+          return true;
+        }) as typeof stream.write;
+        return stream;
+      };
+    },
+  });
+  const b = new EtcdBackend({ client: { kv: raw.kv, leaseClient: raw.leaseClient, watchClient, close: () => undefined }, prefix: 'batching/' });
+  opened.push(b);
+  const a = backend();
+  const election = `batch-between-${process.pid}`;
+  const leader = await a.campaign({ election, candidateId: 'a', leaseMs: 3000 });
+  let woken = 0;
+  const unwatch = b.watch(election, 'b', () => woken++);
+  try {
+    expect((await b.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
+    await a.release({ election, candidateId: 'a', token: (leader as { token: number }).token });
+    open();
+    await eventually(() => woken > 0, 'b woken', 5_000);
+  } finally {
+    unwatch();
+  }
 });
