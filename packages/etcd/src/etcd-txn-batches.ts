@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
 import { EtcdLeaseInvalidError, GRPCFailedPreconditionError, GRPCInvalidArgumentError, GRPCOutOfRangeError, GRPCResourceExhastedError } from 'etcd3';
 import type { ICompare, IRequestOp, IResponseOp, ITxnResponse } from 'etcd3/lib/rpc';
@@ -13,12 +14,16 @@ interface Txn {
   reject: (err: unknown) => void;
 }
 
-/** Transactions sent together, and how many operations the batch's own list holds. */
+/** Transactions sent together, how many operations the batch's own list holds, and the largest nested one. */
 interface Batch {
   txns: Txn[];
   elections: Set<string>;
   ops: number;
+  nested: number;
 }
+
+/** Longest a batch waits for the batches in flight, ms (see `schedule`). */
+const HOLD_MS = 25;
 
 /** Errors of etcd refusing what a request asks (not a lost connection): one transaction can cause them for all. */
 const REFUSALS = [EtcdLeaseInvalidError, GRPCInvalidArgumentError, GRPCFailedPreconditionError, GRPCOutOfRangeError, GRPCResourceExhastedError];
@@ -41,6 +46,11 @@ const REFUSALS = [EtcdLeaseInvalidError, GRPCInvalidArgumentError, GRPCFailedPre
 export class TxnBatches {
   private pending: Txn[] = [];
   private scheduled = false;
+  /** Batches sent and not answered yet. */
+  private inFlight = 0;
+  /** When the last batches were sent, performance.now() ms. */
+  private sentAt = -Infinity;
+  private holdTimer: NodeJS.Timeout | null = null;
 
   constructor(
     /** Sends the batches (its request timeout bounds each). */
@@ -57,31 +67,70 @@ export class TxnBatches {
   txn(caller: EtcdStore, election: string, compare: ICompare[], success: IRequestOp[], failure: IRequestOp[]): Promise<ITxnResponse> {
     const answer = new Promise<ITxnResponse>((resolve, reject) => {
       this.pending.push({ election, compare, success, failure, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
     return caller.bounded(answer, this.what, election);
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const txns = this.pending;
-    this.pending = [];
-    for (const batch of this.group(txns)) void this.send(batch);
+  /**
+   * At the end of this turn when no batch is in flight; else once they are answered, or
+   * `HOLD_MS` after they were sent, whichever comes first. Under load the transactions of
+   * several turns go together: etcd 3.4 copies its buffer of writes not yet committed for every
+   * read transaction, megabytes while thousands of keys change, so their number matters more
+   * than their size. Never held longer than `HOLD_MS` behind a batch that hangs (a member gone).
+   */
+  private schedule(): void {
+    if (this.scheduled || this.pending.length === 0) return;
+    if (this.inFlight === 0) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    } else if (!this.holdTimer) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = null;
+        this.flush();
+      }, Math.max(0, this.sentAt + HOLD_MS - performance.now()));
+    }
   }
 
-  /** Each transaction in the first batch with room and without its election. */
+  private flush(): void {
+    this.scheduled = false;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+    const txns = this.pending;
+    this.pending = [];
+    if (txns.length === 0) return;
+    this.sentAt = performance.now();
+    for (const batch of this.group(txns)) {
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0 && !this.scheduled) {
+          if (this.holdTimer) clearTimeout(this.holdTimer);
+          this.holdTimer = null;
+          this.schedule();
+        }
+      });
+    }
+  }
+
+  /**
+   * Each transaction in the first batch with room and without its election. etcd gives a nested
+   * transaction what its parent leaves of `--max-txn-ops`: a batch's own operations plus its
+   * largest nested transaction's stay within it.
+   */
   private group(txns: Txn[]): Batch[] {
     const batches: Batch[] = [];
     for (const txn of txns) {
-      const ops = txn.compare.length === 0 ? txn.success.length : 1;
-      let batch = batches.find((b) => b.ops + ops <= this.maxOps && !b.elections.has(txn.election));
-      if (!batch) batches.push((batch = { txns: [], elections: new Set(), ops: 0 }));
+      const flat = txn.compare.length === 0;
+      const ops = flat ? txn.success.length : 1;
+      const nested = flat ? 0 : Math.max(txn.compare.length, txn.success.length, txn.failure.length);
+      const fits = (b: Batch) => b.ops + ops + Math.max(b.nested, nested) <= this.maxOps && !b.elections.has(txn.election);
+      let batch = batches.find(fits);
+      if (!batch) batches.push((batch = { txns: [], elections: new Set(), ops: 0, nested: 0 }));
       batch.txns.push(txn);
       batch.elections.add(txn.election);
       batch.ops += ops;
+      batch.nested = Math.max(batch.nested, nested);
     }
     return batches;
   }

@@ -6,8 +6,8 @@ type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 export interface WatchHandlers {
   /** The server confirmed the watch, at `revision`: it sends every event after that one. */
   created(revision: string): void;
-  /** A key watched was put or deleted. */
-  changed(kind: 'put' | 'delete'): void;
+  /** A key watched was put or deleted, at `revision`. */
+  changed(kind: 'put' | 'delete', key: string, revision: number): void;
   /** The watch ended without being cancelled: refused, cancelled by the server, or its stream broke. */
   lost(): void;
 }
@@ -36,17 +36,18 @@ export class WatchStream {
   constructor(private readonly client: WatchClient) {}
 
   /**
-   * Watches `key` from now on. (A watch from a past revision is one etcd catches up on in a
-   * background loop, a few hundred at a time: with thousands, its events come seconds late.)
+   * Watches `key` (with `rangeEnd`, the keys from `key` to it) from now on. (A watch from a past
+   * revision is one etcd catches up on in a background loop, a few hundred at a time: with
+   * thousands, its events come seconds late.)
    */
-  watch(key: string, handlers: WatchHandlers): WatchHandle {
+  watch(key: string, handlers: WatchHandlers, rangeEnd?: Buffer): WatchHandle {
     const id = String(this.nextId++);
     if (this.closed) {
       queueMicrotask(() => handlers.lost());
       return { cancel: () => undefined };
     }
     this.watches.set(id, handlers);
-    this.write({ create_request: { key: Buffer.from(key), watch_id: id } });
+    this.write({ create_request: { key: Buffer.from(key), ...(rangeEnd ? { range_end: rangeEnd } : {}), watch_id: id } });
     return {
       cancel: () => {
         if (this.watches.delete(id)) this.write({ cancel_request: { watch_id: id } });
@@ -102,7 +103,7 @@ export class WatchStream {
     if (res.created) handlers.created(String(res.header.revision));
     for (const event of res.events ?? []) {
       if (!this.watches.has(id)) return; // cancelled by a handler
-      handlers.changed(event.type === 'Delete' ? 'delete' : 'put');
+      handlers.changed(event.type === 'Delete' ? 'delete' : 'put', event.kv.key.toString(), Number(event.kv.mod_revision));
     }
   }
 

@@ -1,40 +1,48 @@
 import { op, type ElectionKeys, type EtcdStore } from './etcd-store';
 import type { TxnBatches } from './etcd-txn-batches';
-import type { WatchHandle, WatchStream } from './etcd-watch-stream';
+import { ElectionWatch, type SeenTarget, type Wait } from './etcd-election-watch';
+import type { WatchStream } from './etcd-watch-stream';
 
-/** One candidate's subscription: the key it watches now, and whether that watch is up. */
+export type { SeenTarget } from './etcd-election-watch';
+
+/** One candidate's subscription: the key it waits for now, if any. */
 interface Subscription {
   election: string;
   instanceId: string;
   onChange: () => void;
-  /** The watch on the key this candidate waits for, confirmed or not yet; null while there is none. */
-  watch: WatchHandle | null;
-  /** The queue is being listed to pick the key to watch (a resolve in progress). */
+  /** What it waits for, on its election's watch; null while it has nothing to wait for yet. */
+  wait: Wait | null;
+  /** The queue is being listed to pick the key to wait for (a resolve in progress). */
   listing: boolean;
-  /** The key watched (predecessor, or the fence for the head). */
-  target: string | null;
-  /** Bumped on every re-resolve, so a late watcher of an older resolve is cancelled. */
+  /** Bumped on every re-resolve, so a late listing of an older resolve is dropped. */
   generation: number;
-  /** Create revision of the candidate's key when the watch was chosen (0: not known). */
+  /** Create revision of the candidate's key when the key to wait for was chosen (0: not known). */
   revision: number;
   closed: boolean;
 }
 
+/** This process's candidates in one election, and the watch they share while there are any. */
+interface Election {
+  subscriptions: Set<Subscription>;
+  watch: ElectionWatch | null;
+}
+
 /**
- * `watch()` for etcd's recipe: a candidate watches the key of its predecessor (the candidate key
- * created just before its own), so a departure wakes only its successor; the head of the queue
- * watches the fence, which an admin's force or clear leaves. The key to watch comes from a read (a
- * listing of the queue, or the campaign's own read when that showed it); a change of that key
- * between the read and the watch's start is found by reading it again (see `lookBetween`). After every event the candidate looks again (a campaign),
- * and its campaign picks the key to watch next.
+ * `watch()` for etcd's recipe: a candidate waits for the key of its predecessor (the candidate
+ * key created just before its own), so a departure wakes only its successor; the head of the
+ * queue waits for the fence, which an admin's force or clear leaves. The key to wait for comes
+ * from a read (a listing of the queue, or the campaign's own read when that showed it); the
+ * candidates of one election in this process share one watch on the election's keys
+ * (`ElectionWatch`), which also finds a change between that read and the wait. After every change
+ * it waits for, the candidate looks again (a campaign), and its campaign picks the key to wait for next.
  *
- * A watch misses nothing while it stands (etcd sends every event after its start revision), and
- * when it goes away (an error, a broken stream) the candidate is woken to look again: so the
- * backend declares push `'reliable'`, and a follower with a watch sends nothing but its lease's
- * keep-alives. While a candidate has no watch, `isWatching` is false and the core polls.
+ * A watch misses nothing while it stands (etcd sends every event after it was created), and when
+ * it goes away (an error, a broken stream) its candidates are woken to look again: so the backend
+ * declares push `'reliable'`, and a follower with a watch sends nothing but its lease's
+ * keep-alives. While a candidate waits for nothing, `isWatching` is false and the core polls.
  */
 export class PredecessorWatches {
-  private readonly subscriptions = new Map<string, Set<Subscription>>();
+  private readonly elections = new Map<string, Election>();
   private closed = false;
 
   constructor(
@@ -48,13 +56,14 @@ export class PredecessorWatches {
   ) {}
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
-    const sub: Subscription = { election, instanceId, onChange, watch: null, listing: false, target: null, generation: 0, revision: 0, closed: false };
-    const id = this.idOf(election, instanceId);
-    let set = this.subscriptions.get(id);
-    if (!set) this.subscriptions.set(id, (set = new Set()));
-    set.add(sub);
+    const sub: Subscription = { election, instanceId, onChange, wait: null, listing: false, generation: 0, revision: 0, closed: false };
+    let entry = this.elections.get(election);
+    if (!entry) this.elections.set(election, (entry = { subscriptions: new Set(), watch: null }));
+    entry.subscriptions.add(sub);
+    // Up before the candidate's first campaign, so that its read is younger than the watch.
+    this.watchOf(election, entry);
     // Before its first campaign the candidate has no key, and so no predecessor yet: its campaign
-    // (`moved`) sets up the watch, once, instead of a watch on the head replaced at once.
+    // (`moved`) picks the key to wait for.
     const revision = this.revisionOf(election, instanceId);
     if (revision !== null) {
       sub.revision = revision;
@@ -63,37 +72,40 @@ export class PredecessorWatches {
     return () => {
       if (sub.closed) return;
       sub.closed = true;
-      set!.delete(sub);
-      if (set!.size === 0 && this.subscriptions.get(id) === set) this.subscriptions.delete(id);
-      void this.drop(sub);
+      this.drop(sub);
+      entry!.subscriptions.delete(sub);
+      if (entry!.subscriptions.size === 0 && this.elections.get(election) === entry) {
+        this.elections.delete(election);
+        entry!.watch?.cancel();
+      }
     };
   }
 
   /**
-   * A watch up, or sent and not yet confirmed: etcd sends every event from its start revision
-   * once it is created, and a watch that fails before wakes its candidate. (Under load, creating
+   * Waiting for a key on a watch that is up or not yet confirmed: etcd sends every event after
+   * the watch was created, and a watch that fails wakes its candidates. (Under load, confirming
    * thousands of watches takes seconds; polling meanwhile would only slow the server down more.)
    */
   isWatching(election: string, instanceId: string): boolean {
-    const set = this.subscriptions.get(this.idOf(election, instanceId));
-    if (!set) return false;
-    for (const sub of set) if (sub.watch !== null) return true;
+    const entry = this.elections.get(election);
+    if (!entry) return false;
+    for (const sub of entry.subscriptions) if (sub.instanceId === instanceId && sub.wait !== null) return true;
     return false;
   }
 
   /**
-   * The candidate campaigned and its key has create revision `revision`. `seen`: the key to watch
-   * as the campaign's own read showed it (the fence when its key heads the queue, the head when
-   * its key comes next) and that read's revision, so the watch starts there without listing the
-   * queue. A key created anew may have another predecessor: look again. The same key keeps its
-   * predecessor until that one is deleted, which the watch reports; only a subscription without
-   * a watch (nor one being set up) looks again then.
+   * The candidate campaigned and its key has create revision `revision`. `seen`: the key to wait
+   * for as the campaign's own read showed it (the fence when its key heads the queue, the head
+   * when its key comes next), so it waits without listing the queue. A key created anew may have
+   * another predecessor: look again. The same key keeps its predecessor until that one is
+   * deleted, which wakes it; only a subscription waiting for nothing (nor listing) looks again then.
    */
   moved(election: string, instanceId: string, revision: number, seen?: SeenTarget): void {
-    const set = this.subscriptions.get(this.idOf(election, instanceId));
-    if (!set) return;
-    for (const sub of set) {
-      if (sub.revision === revision && (sub.watch !== null || sub.listing)) continue;
+    const entry = this.elections.get(election);
+    if (!entry) return;
+    for (const sub of entry.subscriptions) {
+      if (sub.instanceId !== instanceId) continue;
+      if (sub.revision === revision && (sub.wait !== null || sub.listing)) continue;
       sub.revision = revision;
       this.resolve(sub, seen);
     }
@@ -101,8 +113,8 @@ export class PredecessorWatches {
 
   /** Something changed for everyone (a lease lost): wake and look again. */
   notifyAll(): void {
-    for (const set of this.subscriptions.values()) {
-      for (const sub of set) {
+    for (const entry of this.elections.values()) {
+      for (const sub of entry.subscriptions) {
         this.resolve(sub);
         sub.onChange();
       }
@@ -112,31 +124,44 @@ export class PredecessorWatches {
   /** Ends every watch; no candidate is woken. */
   close(): void {
     this.closed = true;
-    const all = [...this.subscriptions.values()].flatMap((s) => [...s]);
-    this.subscriptions.clear();
-    for (const sub of all) {
-      sub.closed = true;
-      this.drop(sub);
+    const all = [...this.elections.values()];
+    this.elections.clear();
+    for (const entry of all) {
+      for (const sub of entry.subscriptions) {
+        sub.closed = true;
+        this.drop(sub);
+      }
+      entry.watch?.cancel();
     }
   }
 
-  private idOf(election: string, instanceId: string): string {
-    return `${election}\n${instanceId}`;
+  /** The election's watch, set up if there is none (the first candidate, or the last one was lost). */
+  private watchOf(election: string, entry: Election): ElectionWatch {
+    if (entry.watch) return entry.watch;
+    const watch: ElectionWatch = new ElectionWatch(
+      this.stream,
+      this.keys.root(election),
+      (wait) => this.lookBetween(election, wait),
+      () => {
+        if (entry.watch === watch) entry.watch = null;
+      },
+    );
+    entry.watch = watch;
+    return watch;
   }
 
-  /** Ends the subscription's watch (confirmed or still pending), and any listing for one. */
+  /** Stops waiting, and drops any listing in progress. */
   private drop(sub: Subscription): void {
     sub.generation++;
-    sub.watch?.cancel();
-    sub.watch = null;
+    if (sub.wait) this.elections.get(sub.election)?.watch?.remove(sub.wait);
+    sub.wait = null;
     sub.listing = false;
-    sub.target = null;
   }
 
   /**
-   * Lists the queue (unless `seen` tells), picks the key to watch and starts watching it from the
-   * revision it was read at. On failure the candidate has no watch (`isWatching` false) and the
-   * core polls; the next campaign (`moved`) tries again.
+   * Lists the queue (unless `seen` tells), picks the key to wait for and waits on the election's
+   * watch. On failure the candidate waits for nothing (`isWatching` false) and the core polls;
+   * the next campaign (`moved`) tries again.
    */
   private resolve(sub: Subscription, seen?: SeenTarget): void {
     if (sub.closed || this.closed) return;
@@ -165,62 +190,39 @@ export class PredecessorWatches {
         const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
         read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
       }
-      // The candidate looks again after any change it waits for, and when the watch is lost (the
+      const entry = this.elections.get(sub.election);
+      if (!entry?.subscriptions.has(sub)) return;
+      // The candidate looks again after a change it waits for, and when the watch is lost (the
       // server ended it, or its stream broke: a change may fall between the two); its campaign
-      // (`moved`) picks the next key to watch, after its own read. When many keys go at once (a
+      // (`moved`) picks the next key to wait for, after its own read. When many keys go at once (a
       // process that led many elections died), the campaigns' reads are not queued behind as many
       // listings.
-      const wake = () => {
-        if (!current()) return;
-        this.drop(sub);
-        sub.onChange();
+      const wait: Wait = {
+        seen: read,
+        wake: () => {
+          if (!current() || sub.wait !== wait) return;
+          this.drop(sub);
+          sub.onChange();
+        },
       };
-      sub.target = read.target;
-      sub.watch = this.stream.watch(read.target, {
-        created: (revision) => {
-          if (revision !== read.revision) this.lookBetween(sub, read, current, wake);
-        },
-        changed: (kind) => {
-          if (kind === 'delete' || read.head) wake();
-        },
-        lost: wake,
-      });
+      sub.wait = wait;
+      this.watchOf(sub.election, entry).add(wait);
     })().catch(() => {
-      // No watch: the core polls.
+      // Nothing to wait for: the core polls.
       if (current()) this.drop(sub);
     });
   }
 
-  /**
-   * A watch starts at the revision it is created at, later than the read that chose its key: a
-   * change of that key in between is found by reading the key again, and wakes the candidate.
-   * (A watch from the read's revision would miss nothing, but etcd catches a watch from a past
-   * revision up in a background loop, a few hundred at a time, each round reading every change
-   * since the oldest: with thousands of candidates watching anew at once, that loop took the
-   * server's whole CPU and delayed the watches' events by seconds.)
-   */
-  private lookBetween(sub: Subscription, read: SeenTarget, current: () => boolean, wake: () => void): void {
-    void this.listings.txn(this.store, sub.election, [], [op.get(read.target)], []).then(
+  /** Reads the key `wait` waits for, and wakes it if the key changed since the read that chose it. */
+  private lookBetween(election: string, wait: Wait): void {
+    const { target, existed, revision } = wait.seen;
+    void this.listings.txn(this.store, election, [], [op.get(target)], []).then(
       (res) => {
-        if (!current()) return;
         const now = res.responses[0]?.response_range?.kvs[0];
-        if (now ? !read.existed || Number(now.mod_revision) > Number(read.revision) : read.existed) wake();
+        if (now ? !existed || Number(now.mod_revision) > Number(revision) : existed) wait.wake();
       },
-      () => {
-        // Not known whether the key changed: no watch, the core polls.
-        if (current()) this.drop(sub);
-      },
+      // Not known whether the key changed: look again.
+      () => wait.wake(),
     );
   }
-}
-
-/** The key a candidate waits for, as a read showed it (its campaign's, or a listing of the queue). */
-export interface SeenTarget {
-  target: string;
-  /** The candidate's key headed the queue (its target is the fence: a put wakes it too). */
-  head: boolean;
-  /** Whether the target was there at the read. */
-  existed: boolean;
-  /** The revision of the read. */
-  revision: string;
 }
