@@ -12,6 +12,15 @@ export interface HandoverHint {
   floor: IKeyValue | undefined;
 }
 
+/** The term a release ends: its key, created at `revision`, and its election's floor and fence keys. */
+interface EndingTerm {
+  election: string;
+  key: string;
+  revision: number;
+  floorKey: string;
+  fenceKey: string;
+}
+
 /**
  * Ends the term of the key `key` (created at `revision`), which heads its election's queue, and
  * starts its successor's term in the same transaction: the successor's key gets its token offset
@@ -33,14 +42,13 @@ export async function releaseHandingOver(
   revision: number,
   hint?: HandoverHint,
 ): Promise<boolean> {
-  const fenceKey = keys.fence(election);
-  const floorKey = keys.floor(election);
+  const term: EndingTerm = { election, key, revision, floorKey: keys.floor(election), fenceKey: keys.fence(election) };
   const candidates = keys.candidates(election);
-  const reads = [op.queue(candidates, 2), op.get(floorKey), op.get(fenceKey)];
+  const reads = [op.queue(candidates, 2), op.get(term.floorKey), op.get(term.fenceKey)];
   let read: ITxnResponse | null = null;
   if (hint) {
     const tried = await (hint.next
-      ? handOver(store, election, key, revision, hint.next, hint.floor, floorKey, fenceKey, reads)
+      ? handOver(store, term, hint.next, hint.floor, reads)
       : store.txn([cmp.createIs(key, revision), cmp.noneCreatedAfter(candidates, revision)], [op.del(key)], reads, 'release', election));
     if (tried?.succeeded) return true;
     read = tried;
@@ -50,7 +58,7 @@ export async function releaseHandingOver(
   const floor = rangeOf(read, 1)?.kvs[0];
   const fence = rangeOf(read, 2)?.kvs[0];
   const heads = first?.key.toString() === key && Number(first.create_revision) === revision && !fence;
-  if (heads && next && (await handOver(store, election, key, revision, next, floor, floorKey, fenceKey, []))?.succeeded) return true;
+  if (heads && next && (await handOver(store, term, next, floor, []))?.succeeded) return true;
   const res = await store.txn([cmp.createIs(key, revision)], [op.del(key)], [], 'release', election);
   return res.succeeded;
 }
@@ -60,17 +68,8 @@ export async function releaseHandingOver(
  * fence stands; else runs `failure`. Null when there is nothing to hand over to (`next` is no
  * candidate's key, or its term started) or when etcd refused it (its lease ended meanwhile).
  */
-async function handOver(
-  store: EtcdStore,
-  election: string,
-  key: string,
-  revision: number,
-  next: IKeyValue,
-  floor: IKeyValue | undefined,
-  floorKey: string,
-  fenceKey: string,
-  failure: IRequestOp[],
-): Promise<ITxnResponse | null> {
+async function handOver(store: EtcdStore, term: EndingTerm, next: IKeyValue, floor: IKeyValue | undefined, failure: IRequestOp[]): Promise<ITxnResponse | null> {
+  const { election, key, revision, floorKey, fenceKey } = term;
   const successor = decodeCandidate(next);
   // A key without a lease (none of ours) would never go: only a candidate's key is handed over.
   if (!successor || successor.o !== undefined || String(next.lease) === '0') return null;
