@@ -5,12 +5,12 @@
  * busy leader allocates. The literal is still one bound parameter (`$1::text[]`), never SQL text.
  */
 
-const NEEDS_ESCAPE = /["\\]/;
+const TO_ESCAPE = /["\\]/g;
 
 /** `{"a","b"}`: each element quoted, `"` and `\` escaped (PostgreSQL docs, "Array Value Input"). */
 export function textArrayLiteral(values: readonly string[]): string {
   if (values.length === 0) return '{}';
-  return `{"${values.map((v) => (NEEDS_ESCAPE.test(v) ? v.replace(/["\\]/g, '\\$&') : v)).join('","')}"}`;
+  return `{"${values.map((v) => v.replace(TO_ESCAPE, '\\$&')).join('","')}"}`;
 }
 
 /** `{1,2}`: integers need no quoting. */
