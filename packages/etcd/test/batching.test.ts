@@ -29,6 +29,25 @@ function rawClient(): Etcd3 {
   return client;
 }
 
+/** `raw`'s watch client, each watch creation of which goes through `create` (given what sends it). */
+function watchCreationsThrough(raw: Etcd3, create: (send: () => void) => void): WatchClient {
+  return new Proxy(raw.watchClient, {
+    get(target, prop, receiver) {
+      if (prop !== 'watch') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<WatchClient['watch']>) => {
+        const stream = await target.watch(...args);
+        const write = stream.write.bind(stream);
+        stream.write = ((req: { create_request?: unknown }) => {
+          if (req.create_request) create(() => write(req as never));
+          else write(req as never);
+          return true;
+        }) as typeof stream.write;
+        return stream;
+      };
+    },
+  });
+}
+
 const requests = () => kvRequests(etcd.cluster.members[0]!.port);
 /** KV transactions the member refused as invalid (too many operations, a key written twice). */
 const refused = () => metricSum(etcd.cluster.members[0]!.port, 'grpc_server_handled_total', /grpc_code="InvalidArgument",grpc_method="Txn"/);
@@ -137,19 +156,9 @@ test('watches are created without waiting for each other: a hundred are all writ
   const raw = rawClient();
   let written = 0;
   let writtenAtFirstConfirmation = -1;
-  const watchClient = new Proxy(raw.watchClient, {
-    get(target, prop, receiver) {
-      if (prop !== 'watch') return Reflect.get(target, prop, receiver);
-      return async (...args: Parameters<WatchClient['watch']>) => {
-        const stream = await target.watch(...args);
-        const write = stream.write.bind(stream);
-        stream.write = ((req: { create_request?: unknown }) => {
-          if (req.create_request) written++;
-          return write(req as never);
-        }) as typeof stream.write;
-        return stream;
-      };
-    },
+  const watchClient = watchCreationsThrough(raw, (send) => {
+    written++;
+    send();
   });
   const watches = new WatchStream(watchClient);
   opened.push(watches);
@@ -206,21 +215,7 @@ test("a follower's predecessor that goes between the read that chose it and the 
   // b's watch creations are held until `open`: a's release lands in between.
   let open: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (open = resolve));
-  const watchClient = new Proxy(raw.watchClient, {
-    get(target, prop, receiver) {
-      if (prop !== 'watch') return Reflect.get(target, prop, receiver);
-      return async (...args: Parameters<WatchClient['watch']>) => {
-        const stream = await target.watch(...args);
-        const write = stream.write.bind(stream);
-        stream.write = ((req: { create_request?: unknown }) => {
-          if (req.create_request) void gate.then(() => write(req as never));
-          else write(req as never);
-          return true;
-        }) as typeof stream.write;
-        return stream;
-      };
-    },
-  });
+  const watchClient = watchCreationsThrough(raw, (send) => void gate.then(send));
   const b = new EtcdBackend({ client: { kv: raw.kv, leaseClient: raw.leaseClient, watchClient, close: () => undefined }, prefix: 'batching/' });
   opened.push(b);
   const a = backend();
