@@ -23,7 +23,7 @@ import { CampaignSlots, TickBatcher, throwIfGivenUp } from '@conclave/core/inter
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
-import { REUSE_MS, SharedLease, type LiveLease } from './etcd-leases';
+import { SharedLease, grantedFrom, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
 import { releaseHandingOver, type HandoverHint } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
@@ -465,17 +465,4 @@ function seenTarget(key: string, fenceKey: string, queue: IRangeResponse | undef
   if (head?.key.toString() === key) return { target: fenceKey, head: true, existed: fenced, revision };
   if (head && next?.key.toString() === key) return { target: head.key.toString(), head: false, existed: true, revision };
   return undefined;
-}
-
-/**
- * The lease granted to the core for a call started at `start`: the key lives at least until the
- * keep-alive's `sentAt + ttlMs`, and no earlier keep-alive than `start` can be counted on past that.
- * Rounded down to a whole `REUSE_MS` below: the renewals of one turn, which count on keep-alives
- * sent up to `REUSE_MS` apart, get one grant, and so one renew interval (the core renews at half
- * the usable lease when that is sooner than `renewMs`, on a grid per interval: grants a few ms
- * apart would split one batch of renewals into many).
- */
-function grantedFrom(start: number, live: { sentAt: number; ttlMs: number }): number {
-  const exact = Math.min(live.sentAt, start) + live.ttlMs - start;
-  return Math.max(0, Math.ceil(exact / REUSE_MS - 1) * REUSE_MS);
 }

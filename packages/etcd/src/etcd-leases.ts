@@ -212,3 +212,18 @@ export class SharedLease {
     if (revoke && id !== null) await this.store.revoke(id).catch(() => undefined);
   }
 }
+
+/**
+ * The lease granted to the core for a call started at `start`: the key lives at least until the
+ * keep-alive's `sentAt + ttlMs`, and no earlier keep-alive than `start` can be counted on past that.
+ * Rounded down to a whole `REUSE_MS` below: the renewals of one turn, which count on keep-alives
+ * sent up to `REUSE_MS` apart, get one grant, and so one renew interval (the core renews at half
+ * the usable lease when that is sooner than `renewMs`, on a grid per interval: grants a few ms
+ * apart would split one batch of renewals into many).
+ */
+export function grantedFrom(start: number, live: { sentAt: number; ttlMs: number }): number {
+  // The offset first: `start + ttlMs - start` can round up past a whole REUSE_MS when
+  // `start + ttlMs` crosses a power of two.
+  const exact = Math.min(live.sentAt, start) - start + live.ttlMs;
+  return Math.max(0, Math.ceil(exact / REUSE_MS - 1) * REUSE_MS);
+}
