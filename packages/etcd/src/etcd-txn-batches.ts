@@ -61,8 +61,9 @@ export class TxnBatches {
   ) {}
 
   /**
-   * `store.txn` of one election's transaction, sent with the others of this turn. `caller`
-   * bounds the wait (its `within` deadline); a caller that gives up leaves the batch to go on.
+   * `store.txn` of one election's transaction, sent with the others of this turn (and, while a
+   * batch is in flight, of the next turns: see `schedule`). `caller` bounds the wait (its
+   * `within` deadline); a caller that gives up leaves the batch to go on.
    */
   txn(caller: EtcdStore, election: string, compare: ICompare[], success: IRequestOp[], failure: IRequestOp[]): Promise<ITxnResponse> {
     const answer = new Promise<ITxnResponse>((resolve, reject) => {
