@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { IKeyValue, IRangeResponse, IRequestOp, KVClient, LeaseClient, WatchClient } from 'etcd3';
+import type { ICompare, IKeyValue, IRangeResponse, IRequestOp, KVClient, LeaseClient, WatchClient } from 'etcd3';
 import {
   ConclaveError,
   assertCandidateId,
@@ -55,6 +55,8 @@ interface Candidacy {
   handover?: HandoverHint;
   /** Its renewals' read of its key (made once: a leader of thousands renews thousands of times a second). */
   ownRead: IRequestOp;
+  /** The token floor as its last campaign read it at `revision` (the key absent: `kv` undefined), for `startingRound`. */
+  floorSeen?: { kv: IKeyValue | undefined; revision: number };
 }
 
 /**
@@ -178,11 +180,11 @@ export class EtcdBackend implements ElectionBackend {
 
   /**
    * A campaign's rounds. A candidacy of this process whose key should still be there starts with
-   * a read of the queue's first two keys, the fence, the floor and its key (a read-only
-   * transaction: no write to wait for), with a keep-alive sent beside it unless a recent one
-   * leaves enough lease (see `SharedLease.lasting`); otherwise, or when the key is gone, a
-   * round creates the key if there is none and reads the same in one transaction. If the key
-   * heads the queue with no fence, its term starts: at once when its token offset is written
+   * a read of the queue's first two keys, the fence, the floor and its key (see `startingRound`:
+   * it may start the term in the same transaction), with a keep-alive sent beside it unless a
+   * recent one leaves enough lease (see `SharedLease.lasting`); otherwise, or when the key is
+   * gone, a round creates the key if there is none and reads the same in one transaction. If the
+   * key heads the queue with no fence, its term starts: at once when its token offset is written
    * already (a hand-over wrote it, see `releaseHandingOver`), else by a write of the offset.
    */
   private async campaignRounds(election: string, key: string, mine: CandidateValue, ttlSec: number, start: number, store: EtcdStore): Promise<CampaignResult> {
@@ -193,15 +195,16 @@ export class EtcdBackend implements ElectionBackend {
     const reads = [op.queue(this.keys.candidates(election), 2), op.get(fenceKey), op.get(floorKey), op.get(key)];
     let early: Promise<LiveLease> | null = null;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const known = round === 0 && this.candidacies.get(key)?.leaseId === leaseId;
+      const prior = this.candidacies.get(key);
+      const known = round === 0 && prior?.leaseId === leaseId;
       if (known) {
         early = lease.lasting(start);
         early.catch(() => undefined); // awaited only if this campaign leads
       }
-      const res = await (known
-        ? this.campaigns.txn(store, election, [], reads, [])
-        : this.campaigns.txn(store, election, [cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads)
-      ).catch((err: unknown) => {
+      const [compare, success, failure] = known
+        ? this.startingRound(election, key, mine, prior, reads)
+        : [[cmp.createIs(key, 0)], [op.put(key, encodeCandidate(mine), leaseId), ...reads], reads];
+      const res = await this.campaigns.txn(store, election, compare, success, failure).catch((err: unknown) => {
         // The lease lapsed on the server while this process held no key on it.
         if (/lease not found/i.test(String((err as { message?: unknown }).message))) lease.reset();
         throw err;
@@ -216,6 +219,7 @@ export class EtcdBackend implements ElectionBackend {
         await store.txn([cmp.createIs(key, own.create_revision)], [op.del(key)], [], 'campaign', election);
         continue;
       }
+      candidacy.floorSeen = { kv: floorRange?.kvs[0], revision: Number(res.header.revision) };
       const head = headRange?.kvs[0];
       const fence = fenceRange?.kvs[0];
       this.watches.moved(election, mine.id, candidacy.revision, seenTarget(key, fenceKey, headRange, fence !== undefined, String(res.header.revision)));
@@ -249,6 +253,33 @@ export class EtcdBackend implements ElectionBackend {
       return { role: 'leader', token: candidacy.offset + candidacy.revision, leaseMs: grantedFrom(start, live) };
     }
     throw new ConclaveError('BACKEND_UNAVAILABLE', 'campaign: the election kept changing; try again', { backend: KIND, election });
+  }
+
+  /**
+   * The first round of a candidacy this process knows, as a transaction's compares, success and
+   * failure operations: `reads`, and nothing else unless its term has not started, its last
+   * campaign saw the token floor, and the election's watch, up since that read, saw no change of
+   * its key. Then the transaction starts the term (writes the token offset into the key) when the
+   * key heads the queue (no key under the election's candidates was created before it), with no
+   * fence, and the floor as last seen; else it only reads, as the plain round does. A successor
+   * woken by its predecessor's crash so leads after one round trip instead of two, and the round
+   * is a single operation in its batch (`TxnBatches`), not one per read. (A hand-over writes the
+   * successor's offset: the watch saw its key change, and the campaign only reads, with no Raft
+   * proposal; without a watch to tell, it reads too.)
+   */
+  private startingRound(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, reads: IRequestOp[]): [ICompare[], IRequestOp[], IRequestOp[]] {
+    const floor = candidacy.floorSeen;
+    if (candidacy.offset !== null || floor === undefined || this.watches.changedAfter(election, key, floor.revision) !== false) return [[], reads, []];
+    return [
+      [
+        cmp.createIs(key, candidacy.revision),
+        cmp.noneCreatedBefore(this.keys.candidates(election), candidacy.revision),
+        cmp.createIs(this.keys.fence(election), 0),
+        cmp.modIs(this.keys.floor(election), floor.kv?.mod_revision ?? 0),
+      ],
+      [op.put(key, encodeCandidate({ ...mine, o: floorOffset(floor.kv) }), candidacy.leaseId), ...reads],
+      reads,
+    ];
   }
 
   async renew({ election, candidateId, token, leaseMs, signal, deadlineMs }: RenewRequest): Promise<RenewResult> {

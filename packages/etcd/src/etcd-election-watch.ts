@@ -68,6 +68,12 @@ export class ElectionWatch {
     else if ((this.lastChange.get(wait.seen.target) ?? 0) > readAt) wait.wake();
   }
 
+  /** Whether `key` changed after `revision`, as far as the watch saw; null when it was not up at `revision` (it cannot tell). */
+  changedAfter(key: string, revision: number): boolean | null {
+    if (this.createdAt === null || this.createdAt > revision) return null;
+    return (this.lastChange.get(key) ?? 0) > revision;
+  }
+
   remove(wait: Wait): void {
     const set = this.waits.get(wait.seen.target);
     if (!set?.delete(wait)) return;

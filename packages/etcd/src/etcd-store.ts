@@ -231,6 +231,10 @@ export const cmp = {
   noneCreatedAfter(prefix: string, revision: number): ICompare {
     return { key: Buffer.from(prefix), range_end: prefixEnd(prefix), target: 'Create', result: 'Less', create_revision: String(revision + 1) };
   },
+  /** True while no key under `prefix` was created before `revision`: a key created at `revision` heads the queue. */
+  noneCreatedBefore(prefix: string, revision: number): ICompare {
+    return { key: Buffer.from(prefix), range_end: prefixEnd(prefix), target: 'Create', result: 'Greater', create_revision: String(revision - 1) };
+  },
   modIs(key: string, revision: number | string): ICompare {
     return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: String(revision) };
   },

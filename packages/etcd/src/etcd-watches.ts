@@ -111,6 +111,11 @@ export class PredecessorWatches {
     }
   }
 
+  /** Whether `key` changed after `revision`, as this process's watch on the election saw; null when it cannot tell. */
+  changedAfter(election: string, key: string, revision: number): boolean | null {
+    return this.elections.get(election)?.watch?.changedAfter(key, revision) ?? null;
+  }
+
   /** Something changed for everyone (a lease lost): wake and look again. */
   notifyAll(): void {
     for (const entry of this.elections.values()) {

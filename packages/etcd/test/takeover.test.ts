@@ -1,0 +1,142 @@
+import { afterAll, expect, test } from '@jest/globals';
+import { Etcd3 } from 'etcd3';
+import { EtcdBackend } from '@conclave/etcd';
+import type { ElectionKeys } from '../src/etcd-store';
+import type { PredecessorWatches } from '../src/etcd-watches';
+import { eventually, kvRequests as kvRequestsOf, metricSum, privateEtcd } from './etcd-test-env';
+
+// A follower whose predecessor went without handing over (a crash: its lease went) starts its
+// term in the transaction that reads the election, when its key heads the queue with no fence and
+// the token floor is as its last campaign saw it. A candidate that does not head the queue, or
+// whose floor moved, must not start a term in that transaction.
+
+const etcd = privateEtcd();
+const opened: Array<{ close(): Promise<void> | void }> = [];
+afterAll(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+function backend(): EtcdBackend {
+  const b = new EtcdBackend({ hosts: etcd.hosts, prefix: 'takeover/' });
+  opened.push(b);
+  return b;
+}
+
+/** KV requests (Txn and Range) the member received. */
+const kvRequests = () => kvRequestsOf(etcd.cluster.members[0]!.port);
+/** Raft proposals the member committed: every transaction that may write is one, even when its compare fails. */
+const proposals = () => metricSum(etcd.cluster.members[0]!.port, 'etcd_server_proposals_committed_total');
+
+/** Whether the election's watch was up at the candidate's last campaign read (backend internals, read for the test only). */
+function watchCovers(b: EtcdBackend, election: string, id: string): boolean {
+  const internals = b as unknown as {
+    keys: ElectionKeys;
+    candidacies: Map<string, { floorSeen?: { revision: number } }>;
+    watches: PredecessorWatches;
+  };
+  const key = internals.keys.candidate(election, id);
+  const read = internals.candidacies.get(key)?.floorSeen?.revision;
+  return read !== undefined && internals.watches.changedAfter(election, key, read) !== null;
+}
+
+interface Queued {
+  leader: EtcdBackend;
+  leaderToken: number;
+  follower: EtcdBackend;
+  woken: () => number;
+  unwatch: () => void;
+}
+
+/**
+ * `leader` leads `election` and `follower` ('f') is queued behind it, watching, with a campaign
+ * read made once its watch was up (as an Elector's campaigns after its first).
+ */
+async function queued(election: string, follower: EtcdBackend): Promise<Queued> {
+  const leader = backend();
+  const won = await leader.campaign({ election, candidateId: 'l', leaseMs: 3000 });
+  expect(won.role).toBe('leader');
+  let woken = 0;
+  const unwatch = follower.watch(election, 'f', () => woken++);
+  expect((await follower.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+  // Campaign until a read falls after the watch's start, so that the watch can tell whether the
+  // key changed since (the server confirms a watch on its own time).
+  await eventually(async () => {
+    await follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
+    return watchCovers(follower, election, 'f');
+  }, 'a read the watch covers', 5000);
+  return { leader, leaderToken: (won as { token: number }).token, follower, woken: () => woken, unwatch };
+}
+
+test('a follower woken by its predecessor\'s crash starts its term in one transaction, with a higher token', async () => {
+  const election = `takeover-one-${process.pid}`;
+  const q = await queued(election, backend());
+  try {
+    const wokenBefore = q.woken();
+    // The leader's process goes and its lease with it: its key is deleted, no hand-over.
+    await q.leader.close();
+    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    const before = await kvRequests();
+    const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
+    const sent = (await kvRequests()) - before;
+    expect(won.role).toBe('leader');
+    expect((won as { token: number }).token).toBeGreaterThan(q.leaderToken);
+    expect(sent).toBe(1);
+    expect((await q.follower.getLeader(election))?.token).toBe((won as { token: number }).token);
+  } finally {
+    q.unwatch();
+  }
+});
+
+test('a follower that does not head the queue starts no term in that transaction: it stays a follower, the leader keeps its term', async () => {
+  const election = `takeover-behind-${process.pid}`;
+  const q = await queued(election, backend());
+  try {
+    // Its next campaign sends the transaction that would start its term if its key headed the queue.
+    const again = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
+    expect(again).toMatchObject({ role: 'follower', leaderId: 'l', token: q.leaderToken });
+    expect(await q.follower.getLeader(election)).toMatchObject({ candidateId: 'l', token: q.leaderToken });
+    // No token offset written into its key: a term started there would count from it later.
+    const raw = new Etcd3({ hosts: etcd.hosts });
+    opened.push(raw);
+    const own = JSON.parse((await raw.get(`takeover/${election}/c/f`).string()) ?? 'null') as { id: string; o?: number } | null;
+    expect(own).toEqual({ id: 'f' });
+    expect(await q.leader.renew({ election, candidateId: 'l', token: q.leaderToken, leaseMs: 3000 })).toMatchObject({ held: true });
+  } finally {
+    q.unwatch();
+  }
+});
+
+test('a follower whose token floor was raised after its read starts its term above the floor', async () => {
+  const election = `takeover-floor-${process.pid}`;
+  const admin = backend();
+  const q = await queued(election, backend());
+  try {
+    const floor = q.leaderToken + 1_000_000;
+    await admin.raiseTokenFloor(election, floor);
+    const wokenBefore = q.woken();
+    await q.leader.close();
+    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
+    expect(won.role).toBe('leader');
+    expect((won as { token: number }).token).toBeGreaterThan(floor);
+  } finally {
+    q.unwatch();
+  }
+});
+
+test('a follower woken by a hand-over, which wrote its token offset, only reads: its campaign makes no Raft proposal', async () => {
+  const election = `takeover-handover-${process.pid}`;
+  const q = await queued(election, backend());
+  try {
+    const wokenBefore = q.woken();
+    await q.leader.release({ election, candidateId: 'l', token: q.leaderToken });
+    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    const handed = await q.follower.getLeader(election);
+    const before = await proposals();
+    const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
+    expect(won).toMatchObject({ role: 'leader', token: handed!.token });
+    expect((await proposals()) - before).toBe(0);
+  } finally {
+    q.unwatch();
+  }
+});
