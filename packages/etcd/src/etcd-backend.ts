@@ -258,7 +258,7 @@ export class EtcdBackend implements ElectionBackend {
   /**
    * The first round of a candidacy this process knows, as a transaction's compares, success and
    * failure operations: `reads`, and nothing else unless its term has not started, its last
-   * campaign saw the token floor, and the election's watch, up since that read, saw no change of
+   * campaign saw the token floor, and the process's watch, up since that read, saw no change of
    * its key. Then the transaction starts the term (writes the token offset into the key) when the
    * key heads the queue (no key under the election's candidates was created before it), with no
    * fence, and the floor as last seen; else it only reads, as the plain round does. A successor
@@ -269,7 +269,7 @@ export class EtcdBackend implements ElectionBackend {
    */
   private startingRound(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, reads: IRequestOp[]): [ICompare[], IRequestOp[], IRequestOp[]] {
     const floor = candidacy.floorSeen;
-    if (candidacy.offset !== null || floor === undefined || this.watches.changedAfter(election, key, floor.revision) !== false) return [[], reads, []];
+    if (candidacy.offset !== null || floor === undefined || this.watches.changedAfter(key, floor.revision) !== false) return [[], reads, []];
     return [
       [
         cmp.createIs(key, candidacy.revision),

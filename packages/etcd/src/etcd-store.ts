@@ -6,7 +6,10 @@ const KIND = 'etcd';
 
 /** Key layout of one election, under the backend's prefix. */
 export class ElectionKeys {
-  constructor(private readonly prefix: string) {}
+  constructor(
+    /** Every key of every election of the backend starts with it. */
+    readonly prefix: string,
+  ) {}
   /** Every key of the election ends with this prefix's range. */
   root(election: string): string {
     return `${this.prefix}${election}/`;

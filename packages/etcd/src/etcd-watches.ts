@@ -1,16 +1,16 @@
 import { op, type ElectionKeys, type EtcdStore } from './etcd-store';
 import type { TxnBatches } from './etcd-txn-batches';
-import { ElectionWatch, type SeenTarget, type Wait } from './etcd-election-watch';
+import { PrefixWatch, type SeenTarget, type Wait } from './etcd-prefix-watch';
 import type { WatchStream } from './etcd-watch-stream';
 
-export type { SeenTarget } from './etcd-election-watch';
+export type { SeenTarget } from './etcd-prefix-watch';
 
 /** One candidate's subscription: the key it waits for now, if any. */
 interface Subscription {
   election: string;
   instanceId: string;
   onChange: () => void;
-  /** What it waits for, on its election's watch; null while it has nothing to wait for yet. */
+  /** What it waits for, on the process's watch; null while it has nothing to wait for yet. */
   wait: Wait | null;
   /** The queue is being listed to pick the key to wait for (a resolve in progress). */
   listing: boolean;
@@ -21,19 +21,14 @@ interface Subscription {
   closed: boolean;
 }
 
-/** This process's candidates in one election, and the watch they share while there are any. */
-interface Election {
-  subscriptions: Set<Subscription>;
-  watch: ElectionWatch | null;
-}
 
 /**
  * `watch()` for etcd's recipe: a candidate waits for the key of its predecessor (the candidate
  * key created just before its own), so a departure wakes only its successor; the head of the
  * queue waits for the fence, which an admin's force or clear leaves. The key to wait for comes
- * from a read (a listing of the queue, or the campaign's own read when that showed it); the
- * candidates of one election in this process share one watch on the election's keys
- * (`ElectionWatch`), which also finds a change between that read and the wait. After every change
+ * from a read (a listing of the queue, or the campaign's own read when that showed it); all the
+ * candidates of this process share one watch on the backend's keys (`PrefixWatch`), which also
+ * finds a change between that read and the wait. After every change
  * it waits for, the candidate looks again (a campaign), and its campaign picks the key to wait for next.
  *
  * A watch misses nothing while it stands (etcd sends every event after it was created), and when
@@ -42,7 +37,10 @@ interface Election {
  * keep-alives. While a candidate waits for nothing, `isWatching` is false and the core polls.
  */
 export class PredecessorWatches {
-  private readonly elections = new Map<string, Election>();
+  /** This process's candidates, by election. */
+  private readonly elections = new Map<string, Set<Subscription>>();
+  /** The watch they share while there are any. */
+  private shared: PrefixWatch | null = null;
   private closed = false;
 
   constructor(
@@ -57,11 +55,11 @@ export class PredecessorWatches {
 
   watch(election: string, instanceId: string, onChange: () => void): () => void {
     const sub: Subscription = { election, instanceId, onChange, wait: null, listing: false, generation: 0, revision: 0, closed: false };
-    let entry = this.elections.get(election);
-    if (!entry) this.elections.set(election, (entry = { subscriptions: new Set(), watch: null }));
-    entry.subscriptions.add(sub);
+    let subs = this.elections.get(election);
+    if (!subs) this.elections.set(election, (subs = new Set()));
+    subs.add(sub);
     // Up before the candidate's first campaign, so that its read is younger than the watch.
-    this.watchOf(election, entry);
+    this.watchOf();
     // Before its first campaign the candidate has no key, and so no predecessor yet: its campaign
     // (`moved`) picks the key to wait for.
     const revision = this.revisionOf(election, instanceId);
@@ -73,10 +71,11 @@ export class PredecessorWatches {
       if (sub.closed) return;
       sub.closed = true;
       this.drop(sub);
-      entry!.subscriptions.delete(sub);
-      if (entry!.subscriptions.size === 0 && this.elections.get(election) === entry) {
-        this.elections.delete(election);
-        entry!.watch?.cancel();
+      subs.delete(sub);
+      if (subs.size === 0 && this.elections.get(election) === subs) this.elections.delete(election);
+      if (this.elections.size === 0) {
+        this.shared?.cancel();
+        this.shared = null;
       }
     };
   }
@@ -87,9 +86,9 @@ export class PredecessorWatches {
    * thousands of watches takes seconds; polling meanwhile would only slow the server down more.)
    */
   isWatching(election: string, instanceId: string): boolean {
-    const entry = this.elections.get(election);
-    if (!entry) return false;
-    for (const sub of entry.subscriptions) if (sub.instanceId === instanceId && sub.wait !== null) return true;
+    const subs = this.elections.get(election);
+    if (!subs) return false;
+    for (const sub of subs) if (sub.instanceId === instanceId && sub.wait !== null) return true;
     return false;
   }
 
@@ -101,9 +100,9 @@ export class PredecessorWatches {
    * deleted, which wakes it; only a subscription waiting for nothing (nor listing) looks again then.
    */
   moved(election: string, instanceId: string, revision: number, seen?: SeenTarget): void {
-    const entry = this.elections.get(election);
-    if (!entry) return;
-    for (const sub of entry.subscriptions) {
+    const subs = this.elections.get(election);
+    if (!subs) return;
+    for (const sub of subs) {
       if (sub.instanceId !== instanceId) continue;
       if (sub.revision === revision && (sub.wait !== null || sub.listing)) continue;
       sub.revision = revision;
@@ -111,15 +110,15 @@ export class PredecessorWatches {
     }
   }
 
-  /** Whether `key` changed after `revision`, as this process's watch on the election saw; null when it cannot tell. */
-  changedAfter(election: string, key: string, revision: number): boolean | null {
-    return this.elections.get(election)?.watch?.changedAfter(key, revision) ?? null;
+  /** Whether `key` changed after `revision`, as this process's watch saw; null when it cannot tell. */
+  changedAfter(key: string, revision: number): boolean | null {
+    return this.shared?.changedAfter(key, revision) ?? null;
   }
 
   /** Something changed for everyone (a lease lost): wake and look again. */
   notifyAll(): void {
-    for (const entry of this.elections.values()) {
-      for (const sub of entry.subscriptions) {
+    for (const subs of this.elections.values()) {
+      for (const sub of subs) {
         this.resolve(sub);
         sub.onChange();
       }
@@ -131,34 +130,35 @@ export class PredecessorWatches {
     this.closed = true;
     const all = [...this.elections.values()];
     this.elections.clear();
-    for (const entry of all) {
-      for (const sub of entry.subscriptions) {
+    for (const subs of all) {
+      for (const sub of subs) {
         sub.closed = true;
         this.drop(sub);
       }
-      entry.watch?.cancel();
     }
+    this.shared?.cancel();
+    this.shared = null;
   }
 
-  /** The election's watch, set up if there is none (the first candidate, or the last one was lost). */
-  private watchOf(election: string, entry: Election): ElectionWatch {
-    if (entry.watch) return entry.watch;
-    const watch: ElectionWatch = new ElectionWatch(
+  /** The shared watch, set up if there is none (the first candidate, or the last one was lost). */
+  private watchOf(): PrefixWatch {
+    if (this.shared) return this.shared;
+    const watch: PrefixWatch = new PrefixWatch(
       this.stream,
-      this.keys.root(election),
-      (wait) => this.lookBetween(election, wait),
+      this.keys.prefix,
+      (wait) => this.lookBetween(wait),
       () => {
-        if (entry.watch === watch) entry.watch = null;
+        if (this.shared === watch) this.shared = null;
       },
     );
-    entry.watch = watch;
+    this.shared = watch;
     return watch;
   }
 
   /** Stops waiting, and drops any listing in progress. */
   private drop(sub: Subscription): void {
     sub.generation++;
-    if (sub.wait) this.elections.get(sub.election)?.watch?.remove(sub.wait);
+    if (sub.wait) this.shared?.remove(sub.wait);
     sub.wait = null;
     sub.listing = false;
   }
@@ -195,14 +195,14 @@ export class PredecessorWatches {
         const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
         read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
       }
-      const entry = this.elections.get(sub.election);
-      if (!entry?.subscriptions.has(sub)) return;
+      if (!this.elections.get(sub.election)?.has(sub)) return;
       // The candidate looks again after a change it waits for, and when the watch is lost (the
       // server ended it, or its stream broke: a change may fall between the two); its campaign
       // (`moved`) picks the next key to wait for, after its own read. When many keys go at once (a
       // process that led many elections died), the campaigns' reads are not queued behind as many
       // listings.
       const wait: Wait = {
+        election: sub.election,
         seen: read,
         wake: () => {
           if (!current() || sub.wait !== wait) return;
@@ -211,7 +211,7 @@ export class PredecessorWatches {
         },
       };
       sub.wait = wait;
-      this.watchOf(sub.election, entry).add(wait);
+      this.watchOf().add(wait);
     })().catch(() => {
       // Nothing to wait for: the core polls.
       if (current()) this.drop(sub);
@@ -219,9 +219,9 @@ export class PredecessorWatches {
   }
 
   /** Reads the key `wait` waits for, and wakes it if the key changed since the read that chose it. */
-  private lookBetween(election: string, wait: Wait): void {
+  private lookBetween(wait: Wait): void {
     const { target, existed, revision } = wait.seen;
-    void this.listings.txn(this.store, election, [], [op.get(target)], []).then(
+    void this.listings.txn(this.store, wait.election, [], [op.get(target)], []).then(
       (res) => {
         const now = res.responses[0]?.response_range?.kvs[0];
         if (now ? !existed || Number(now.mod_revision) > Number(revision) : existed) wait.wake();

@@ -4,7 +4,8 @@ import type { WatchClient } from 'etcd3/lib/rpc';
 import { EtcdBackend } from '@conclave/etcd';
 import { startTcpProxy } from '@conclave/test-harness/tools';
 import { WatchStream } from '../src/etcd-watch-stream';
-import { eventually, kvRequests, metricSum, privateEtcd } from './etcd-test-env';
+import { PrefixWatch, type Wait } from '../src/etcd-prefix-watch';
+import { eventually, kvRequests, metricSum, privateEtcd, sleep } from './etcd-test-env';
 
 // A process that campaigns in thousands of elections at once (all its Electors started
 // together, or the successors of a process that led them all) sends their transactions in
@@ -92,6 +93,32 @@ test("the candidates of one election in one process share one watch on it: their
       holder = { backend: b, id };
     }
     expect((await watchRequests()) - before).toBe(0);
+  } finally {
+    unwatch.forEach((u) => u());
+  }
+});
+
+test('the candidates of every election in one process share one watch: candidates of more elections send no watch request, and each is still woken by its own predecessor', async () => {
+  const [a, b] = [backend(), backend()];
+  const names = Array.from({ length: 5 }, (_, i) => `batch-prefix-${process.pid}-${i}`);
+  const tokens = await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'a', leaseMs: 3000 }) as Promise<{ token: number }>));
+  const woken = new Map(names.map((n) => [n, 0]));
+  const unwatch: Array<() => void> = [];
+  try {
+    unwatch.push(b.watch(names[0]!, 'f', () => woken.set(names[0]!, woken.get(names[0]!)! + 1)));
+    expect((await b.campaign({ election: names[0]!, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    await eventually(() => b.isWatching(names[0]!, 'f'), 'the first candidate waiting');
+    const before = await watchRequests();
+    for (const election of names.slice(1)) {
+      unwatch.push(b.watch(election, 'f', () => woken.set(election, woken.get(election)! + 1)));
+      expect((await b.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    }
+    await eventually(() => names.every((n) => b.isWatching(n, 'f')), 'every candidate waiting');
+    expect((await watchRequests()) - before).toBe(0);
+    // The release of one election wakes its follower there, and no other.
+    await a.release({ election: names[2]!, candidateId: 'a', token: tokens[2]!.token });
+    await eventually(() => woken.get(names[2]!)! > 0, 'the follower of the released election woken');
+    expect(names.filter((n) => woken.get(n)! > 0)).toEqual([names[2]]);
   } finally {
     unwatch.forEach((u) => u());
   }
@@ -254,4 +281,34 @@ test('campaigns made while a batch is in flight wait for it, briefly, and then g
   const sent = (await requests()) - before;
   expect(sent).toBeLessThanOrEqual(8);
   await b.close();
+});
+
+test('a wait whose read is older than the changes the watch forgot is checked by reading its key again, not from memory', async () => {
+  const raw = rawClient();
+  const watches = new WatchStream(raw.watchClient);
+  opened.push(watches);
+  const prefix = `batching/prune-${process.pid}/`;
+  const lookedBetween: Wait[] = [];
+  const pruneEveryMs = 50;
+  const watch = new PrefixWatch(watches, prefix, (wait) => lookedBetween.push(wait), () => undefined, pruneEveryMs);
+  opened.push({ close: () => watch.cancel() });
+  // Confirmed: a wait read at a revision after the watch's start.
+  const probe = await raw.put(`${prefix}probe`).value('0').exec();
+  await eventually(() => watch.changedAfter(`${prefix}probe`, Number(probe.header.revision)) !== null, 'the watch confirmed');
+  // The target is read, then deleted; then other changes, more than two prune periods apart, make
+  // the watch forget that deletion.
+  const target = `${prefix}target`;
+  const readAt = Number((await raw.put(target).value('x').exec()).header.revision);
+  await raw.delete().key(target).exec();
+  for (let i = 0; i < 3; i++) {
+    await sleep(pruneEveryMs + 10);
+    await raw.put(`${prefix}other`).value(String(i)).exec();
+  }
+  await eventually(() => watch.changedAfter(target, readAt) === null, 'the deletion forgotten');
+  let woken = 0;
+  const wait: Wait = { election: 'e', seen: { target, head: false, existed: true, revision: String(readAt) }, wake: () => woken++ };
+  watch.add(wait);
+  // Not woken from memory (the change was forgotten): the key is read again instead.
+  expect(lookedBetween).toEqual([wait]);
+  expect(woken).toBe(0);
 });

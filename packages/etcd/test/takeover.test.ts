@@ -27,7 +27,7 @@ const kvRequests = () => kvRequestsOf(etcd.cluster.members[0]!.port);
 /** Raft proposals the member committed: every transaction that may write is one, even when its compare fails. */
 const proposals = () => metricSum(etcd.cluster.members[0]!.port, 'etcd_server_proposals_committed_total');
 
-/** Whether the election's watch was up at the candidate's last campaign read (backend internals, read for the test only). */
+/** Whether the process's watch was up at the candidate's last campaign read (backend internals, read for the test only). */
 function watchCovers(b: EtcdBackend, election: string, id: string): boolean {
   const internals = b as unknown as {
     keys: ElectionKeys;
@@ -36,7 +36,7 @@ function watchCovers(b: EtcdBackend, election: string, id: string): boolean {
   };
   const key = internals.keys.candidate(election, id);
   const read = internals.candidacies.get(key)?.floorSeen?.revision;
-  return read !== undefined && internals.watches.changedAfter(election, key, read) !== null;
+  return read !== undefined && internals.watches.changedAfter(key, read) !== null;
 }
 
 interface Queued {
