@@ -19,7 +19,7 @@ import {
   type RenewRequest,
   type RenewResult,
 } from '@conclave/core';
-import { CampaignSlots, TickBatcher, throwIfGivenUp } from '@conclave/core/internal';
+import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
@@ -28,10 +28,11 @@ import { KeepAliveStream } from './etcd-keepalive-stream';
 import { releaseHandingOver, type HandoverHint } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
 import { TxnBatches } from './etcd-txn-batches';
+import { OwnKeyChecks, ownKey, type OwnKey } from './etcd-own-keys';
 import { PredecessorWatches, type SeenTarget } from './etcd-watches';
 import { WatchStream } from './etcd-watch-stream';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
-import { ElectionReads, floorOffset, infoOf, leaderOf, rangeOf } from './etcd-reads';
+import { ElectionReads, floorOffset, infoOf, leaderOf } from './etcd-reads';
 
 export { MAX_FLOOR } from './etcd-admin';
 
@@ -53,8 +54,8 @@ interface Candidacy {
   offset: number | null;
   /** What its last won campaign read, for its release (see `releaseHandingOver`). */
   handover?: HandoverHint;
-  /** Its renewals' read of its key (made once: a leader of thousands renews thousands of times a second). */
-  ownRead: IRequestOp;
+  /** What its renewals check of its key (made once: a leader of thousands renews thousands of times a second). */
+  own: OwnKey;
   /** The token floor as its last campaign read it at `revision` (the key absent: `kv` undefined), for `startingRound`. */
   floorSeen?: { kv: IKeyValue | undefined; revision: number };
 }
@@ -104,8 +105,8 @@ export class EtcdBackend implements ElectionBackend {
   private readonly reads: ElectionReads;
   private readonly admin: EtcdAdmin;
   private readonly keepAlives: KeepAliveStream;
-  /** Reads of the renewals of one turn, one transaction (see renew). */
-  private readonly ownKeys: TickBatcher<IRequestOp, IKeyValue | undefined>;
+  /** The checks of the renewals of one turn, one transaction (see renew). */
+  private readonly ownKeys: OwnKeyChecks;
   private readonly slots = new CampaignSlots(KIND);
   /** The campaigns' transactions of one turn, sent together (see TxnBatches). */
   private readonly campaigns: TxnBatches;
@@ -134,10 +135,7 @@ export class EtcdBackend implements ElectionBackend {
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
     this.campaigns = new TxnBatches(this.store, MAX_TXN_OPS, 'campaign');
-    this.ownKeys = new TickBatcher(async (reads) => {
-      const res = await this.store.txn([], reads, [], 'renew');
-      return reads.map((_, i) => rangeOf(res, i)?.kvs[0]);
-    }, MAX_TXN_OPS);
+    this.ownKeys = new OwnKeyChecks(this.store, MAX_TXN_OPS);
   }
 
   /**
@@ -295,21 +293,21 @@ export class EtcdBackend implements ElectionBackend {
     }
     const start = performance.now();
     const store = this.store.within(deadlineMs);
-    // The keep-alive first: written at once on its stream, it leaves with the turn's reads (one
+    // The keep-alive first: written at once on its stream, it leaves with the turn's checks (one
     // transaction for every renewal of the turn), one round trip for all.
     // One bound for both (a leader of thousands renews thousands of times a second).
-    const [live, own] = await store.bounded(
+    const [live, held] = await store.bounded(
       Promise.all([
         candidacy.lease.fresh(start).then(
           (l) => l,
           (err: unknown) => (err instanceof ConclaveError && err.code === 'LEASE_LOST' ? null : Promise.reject(this.leaseError(err, election))),
         ),
-        this.ownKeys.submit(candidacy.ownRead),
+        this.ownKeys.check(candidacy.own),
       ]),
       'renew',
       election,
     );
-    if (!live || !own || Number(own.create_revision) !== candidacy.revision || live.id !== candidacy.leaseId || String(own.lease) !== live.id) {
+    if (!live || !held || live.id !== candidacy.leaseId) {
       this.forget(key);
       return { held: false, leaderId: await this.reads.leaderId(election) };
     }
@@ -445,7 +443,7 @@ export class EtcdBackend implements ElectionBackend {
     const candidacy: Candidacy =
       known && known.revision === revision
         ? known
-        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null, ownRead: op.revisions(key) };
+        : { revision, lease: holder, leaseId: ownLease, offset: value?.o ?? null, own: ownKey(key, revision) };
     if (candidacy.offset === null && value?.o !== undefined) candidacy.offset = value.o;
     if (known && known !== candidacy) known.lease.unhold(key);
     this.candidacies.set(key, candidacy);

@@ -312,3 +312,19 @@ test('a wait whose read is older than the changes the watch forgot is checked by
   expect(lookedBetween).toEqual([wait]);
   expect(woken).toBe(0);
 });
+
+test('the renewals of one turn are one read-only transaction (no Raft proposal); when a key of the batch is gone, only its renewal fails', async () => {
+  const b = backend();
+  const raw = rawClient();
+  const names = Array.from({ length: 20 }, (_, i) => `batch-renew-${process.pid}-${i}`);
+  const tokens = (await Promise.all(names.map((election) => b.campaign({ election, candidateId: 'a', leaseMs: 3000 })))).map((r) => (r as { token: number }).token);
+  const renewAll = () => Promise.all(names.map((election, i) => b.renew({ election, candidateId: 'a', token: tokens[i]!, leaseMs: 3000 })));
+  const proposals = () => metricSum(etcd.cluster.members[0]!.port, 'etcd_server_proposals_committed_total');
+  const [requestsBefore, proposalsBefore] = [await requests(), await proposals()];
+  expect((await renewAll()).every((r) => r.held)).toBe(true);
+  expect({ requests: (await requests()) - requestsBefore, proposals: (await proposals()) - proposalsBefore }).toEqual({ requests: 1, proposals: 0 });
+  // An admin deletes one leader's key behind the backend's back.
+  await raw.delete().key(`batching/${names[7]}/c/a`).exec();
+  const after = await renewAll();
+  expect(after.map((r) => r.held)).toEqual(names.map((_, i) => i !== 7));
+});
