@@ -1,5 +1,6 @@
 import { ConclaveError } from '@conclave/core';
 import type { IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse, LeaseClient } from 'etcd3/lib/rpc';
+import { endStream } from './etcd-grpc-stream';
 
 const KIND = 'etcd';
 
@@ -81,7 +82,7 @@ export class KeepAliveStream {
     const opening = this.lease.leaseKeepAlive().then((stream) => {
       stream.on('error', () => undefined); // ended by us: the cancellation's error is expected
       if (this.stream !== opening) {
-        end(stream);
+        endStream(stream);
         return stream;
       }
       stream.on('data', (res: ILeaseKeepAliveResponse) => this.answered(String(res.ID), Number(res.TTL)));
@@ -121,7 +122,7 @@ export class KeepAliveStream {
     if (this.stream !== stream) return;
     this.stream = null;
     this.failAll(err);
-    stream.then(end, () => undefined);
+    stream.then(endStream, () => undefined);
   }
 
   private failAll(err: ConclaveError): void {
@@ -131,15 +132,6 @@ export class KeepAliveStream {
       clearTimeout(w.timer);
       w.reject(err);
     }
-  }
-}
-
-function end(stream: Stream): void {
-  try {
-    stream.end();
-    stream.cancel?.();
-  } catch {
-    // already closed
   }
 }
 

@@ -1,4 +1,5 @@
 import type { IDuplexStream, IWatchRequest, IWatchResponse, WatchClient } from 'etcd3/lib/rpc';
+import { endStream } from './etcd-grpc-stream';
 
 type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 
@@ -61,7 +62,7 @@ export class WatchStream {
     this.watches.clear();
     const stream = this.stream;
     this.stream = null;
-    stream?.then(end, () => undefined);
+    stream?.then(endStream, () => undefined);
   }
 
   private write(request: IWatchRequest): void {
@@ -78,7 +79,7 @@ export class WatchStream {
     const opening = this.client.watch().then((stream) => {
       stream.on('error', () => undefined); // ended by us: the cancellation's error is expected
       if (this.stream !== opening) {
-        end(stream);
+        endStream(stream);
         return stream;
       }
       stream.on('data', (res: IWatchResponse) => this.answered(res));
@@ -113,16 +114,8 @@ export class WatchStream {
     this.stream = null;
     const lost = [...this.watches.values()];
     this.watches.clear();
-    broken.then(end, () => undefined);
+    broken.then(endStream, () => undefined);
     for (const handlers of lost) handlers.lost();
   }
 }
 
-function end(stream: Stream): void {
-  try {
-    stream.end();
-    stream.cancel?.();
-  } catch {
-    // already closed
-  }
-}
