@@ -43,7 +43,8 @@ interface Queued {
   leader: EtcdBackend;
   leaderToken: number;
   follower: EtcdBackend;
-  woken: () => number;
+  /** Runs `action` and waits until it woke the follower. */
+  wokenBy(action: () => Promise<unknown>): Promise<void>;
   unwatch: () => void;
 }
 
@@ -64,17 +65,20 @@ async function queued(election: string, follower: EtcdBackend): Promise<Queued> 
     await follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
     return watchCovers(follower, election, 'f');
   }, 'a read the watch covers', 5000);
-  return { leader, leaderToken: (won as { token: number }).token, follower, woken: () => woken, unwatch };
+  const wokenBy = async (action: () => Promise<unknown>) => {
+    const before = woken;
+    await action();
+    await eventually(() => woken > before, 'the follower is woken', 5000);
+  };
+  return { leader, leaderToken: (won as { token: number }).token, follower, wokenBy, unwatch };
 }
 
 test('a follower woken by its predecessor\'s crash starts its term in one transaction, with a higher token', async () => {
   const election = `takeover-one-${process.pid}`;
   const q = await queued(election, backend());
   try {
-    const wokenBefore = q.woken();
     // The leader's process goes and its lease with it: its key is deleted, no hand-over.
-    await q.leader.close();
-    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    await q.wokenBy(() => q.leader.close());
     const before = await kvRequests();
     const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
     const sent = (await kvRequests()) - before;
@@ -113,9 +117,7 @@ test('a follower whose token floor was raised after its read starts its term abo
   try {
     const floor = q.leaderToken + 1_000_000;
     await admin.raiseTokenFloor(election, floor);
-    const wokenBefore = q.woken();
-    await q.leader.close();
-    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    await q.wokenBy(() => q.leader.close());
     const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
     expect(won.role).toBe('leader');
     expect((won as { token: number }).token).toBeGreaterThan(floor);
@@ -128,9 +130,7 @@ test('a follower woken by a hand-over, which wrote its token offset, only reads:
   const election = `takeover-handover-${process.pid}`;
   const q = await queued(election, backend());
   try {
-    const wokenBefore = q.woken();
-    await q.leader.release({ election, candidateId: 'l', token: q.leaderToken });
-    await eventually(() => q.woken() > wokenBefore, 'the follower is woken', 5000);
+    await q.wokenBy(() => q.leader.release({ election, candidateId: 'l', token: q.leaderToken }));
     const handed = await q.follower.getLeader(election);
     const before = await proposals();
     const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
