@@ -21,15 +21,14 @@ interface Subscription {
   closed: boolean;
 }
 
-
 /**
  * `watch()` for etcd's recipe: a candidate waits for the key of its predecessor (the candidate
  * key created just before its own), so a departure wakes only its successor; the head of the
  * queue waits for the fence, which an admin's force or clear leaves. The key to wait for comes
  * from a read (a listing of the queue, or the campaign's own read when that showed it); all the
  * candidates of this process share one watch on the backend's keys (`PrefixWatch`), which also
- * finds a change between that read and the wait. After every change
- * it waits for, the candidate looks again (a campaign), and its campaign picks the key to wait for next.
+ * finds a change between that read and the wait. After every change it waits for, the candidate
+ * looks again (a campaign), and its campaign picks the key to wait for next.
  *
  * A watch misses nothing while it stands (etcd sends every event after it was created), and when
  * it goes away (an error, a broken stream) its candidates are woken to look again: so the backend
