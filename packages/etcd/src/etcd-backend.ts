@@ -228,19 +228,12 @@ export class EtcdBackend implements ElectionBackend {
         return { role: 'follower', ...seen };
       }
       if (candidacy.offset === null) {
-        const floor = floorRange?.kvs[0];
-        const offset = floorOffset(floor);
         early ??= candidacy.lease.lasting(start);
         early.catch(() => undefined);
-        const confirmed = await this.campaigns.txn(
-          store,
-          election,
-          [cmp.createIs(key, candidacy.revision), cmp.createIs(fenceKey, 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
-          [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId)],
-          [],
-        );
+        const starting = this.termStart(election, key, mine, candidacy, floorRange?.kvs[0]);
+        const confirmed = await this.campaigns.txn(store, election, starting.compare, [starting.put], []);
         if (!confirmed.succeeded) continue;
-        candidacy.offset = offset;
+        candidacy.offset = starting.offset;
       }
       const live = await store.bounded(early ?? candidacy.lease.lasting(start), 'lease keep-alive', election).catch((err: unknown) => {
         throw this.leaseError(err, election);
@@ -268,16 +261,22 @@ export class EtcdBackend implements ElectionBackend {
   private startingRound(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, reads: IRequestOp[]): [ICompare[], IRequestOp[], IRequestOp[]] {
     const floor = candidacy.floorSeen;
     if (candidacy.offset !== null || floor === undefined || this.watches.changedAfter(key, floor.revision) !== false) return [[], reads, []];
-    return [
-      [
-        cmp.createIs(key, candidacy.revision),
-        cmp.noneCreatedBefore(this.keys.candidates(election), candidacy.revision),
-        cmp.createIs(this.keys.fence(election), 0),
-        cmp.modIs(this.keys.floor(election), floor.kv?.mod_revision ?? 0),
-      ],
-      [op.put(key, encodeCandidate({ ...mine, o: floorOffset(floor.kv) }), candidacy.leaseId), ...reads],
-      reads,
-    ];
+    const starting = this.termStart(election, key, mine, candidacy, floor.kv);
+    return [[...starting.compare, cmp.noneCreatedBefore(this.keys.candidates(election), candidacy.revision)], [starting.put, ...reads], reads];
+  }
+
+  /**
+   * What starts `candidacy`'s term once its key heads the queue: compares that the key is still
+   * the one created at its revision, that there is no fence and that the token floor is still
+   * `floor`; and the write of its token `offset`, counted from that floor, into the key.
+   */
+  private termStart(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, floor: IKeyValue | undefined): { compare: ICompare[]; put: IRequestOp; offset: number } {
+    const offset = floorOffset(floor);
+    return {
+      compare: [cmp.createIs(key, candidacy.revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
+      put: op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId),
+      offset,
+    };
   }
 
   async renew({ election, candidateId, token, leaseMs, signal, deadlineMs }: RenewRequest): Promise<RenewResult> {

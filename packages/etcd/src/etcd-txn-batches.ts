@@ -95,8 +95,7 @@ export class TxnBatches {
 
   private flush(): void {
     this.scheduled = false;
-    if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.holdTimer = null;
+    this.stopHold();
     const txns = this.pending;
     this.pending = [];
     if (txns.length === 0) return;
@@ -106,12 +105,16 @@ export class TxnBatches {
       void this.send(batch).finally(() => {
         this.inFlight--;
         if (this.inFlight === 0 && !this.scheduled) {
-          if (this.holdTimer) clearTimeout(this.holdTimer);
-          this.holdTimer = null;
+          this.stopHold();
           this.schedule();
         }
       });
     }
+  }
+
+  private stopHold(): void {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
   }
 
   /**

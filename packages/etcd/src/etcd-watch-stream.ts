@@ -118,4 +118,3 @@ export class WatchStream {
     for (const handlers of lost) handlers.lost();
   }
 }
-
