@@ -146,9 +146,10 @@ export class CandidateProcess {
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    // A killed process can do nothing after this instant: that ends its term in the history.
-    if (signal === 'SIGKILL') this.killedAtMs ??= Number(process.hrtime.bigint()) / 1e6;
     this.child.kill(signal);
+    // Stamped once the signal is sent: a stamp taken before could precede a unit of work the
+    // child did while this process was descheduled between the two (see `history()`).
+    if (signal === 'SIGKILL') this.killedAtMs ??= Number(process.hrtime.bigint()) / 1e6;
   }
 
   /** SIGSTOP: a frozen process, as in a long GC pause. */
@@ -194,8 +195,12 @@ export class CandidateProcess {
     const last = [...events].reverse().find((e) => e.kind !== 'work');
     if (this.killedAtMs !== null && last?.kind === 'elected') {
       const end = leaseEnd.get(last.token);
+      // A killed process does nothing after the kill, but what it reported it did: the term ends
+      // at the kill or at its last report, whichever is later (the kill signal takes a moment to
+      // land; the lease end, when known, still bounds the term).
+      const lastReportAt = this.reports.reduce((m, r) => Math.max(m, r.atMs), -Infinity);
       events.push({
-        atMs: this.killedAtMs,
+        atMs: Math.max(this.killedAtMs, lastReportAt),
         candidateId: this.id,
         process: this.key,
         kind: 'revoked',
