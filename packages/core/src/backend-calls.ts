@@ -99,22 +99,23 @@ export class BackendCalls {
         controller.abort(err);
         failed(err);
       }, Math.max(0, timeoutMs));
+      // The answer came first: the timer goes, and the controller, never aborted, serves again.
+      const answered = (): boolean => {
+        if (done) return false;
+        done = true;
+        clearTimeout(timer);
+        this.spareController = controller;
+        return true;
+      };
       call.then(
         (value) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          this.spareController = controller;
+          if (!answered()) return;
           this.lastContactAt = performance.now();
           this.metrics.backendCall(operation, this.lastContactAt - started);
           resolve(value);
         },
         (err: unknown) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          this.spareController = controller;
-          failed(err);
+          if (answered()) failed(err);
         },
       );
     });

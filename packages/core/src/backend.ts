@@ -288,7 +288,20 @@ export const NO_LEADER_METADATA: Readonly<LeaderMetadataCapabilities> = Object.f
   transitions: false,
 });
 
-export interface CampaignRequest {
+/** When the core gives up on a call: shared by campaign, renew and release requests. */
+export interface CallGiveUp {
+  /**
+   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
+   * reason is the error the core reports. Optional: absent for callers that never give up.
+   * Successive calls of one Elector that each ended before the core gave up on them share one
+   * signal: a backend removes the listeners it adds to it by the time its call has settled.
+   */
+  signal?: AbortSignal | undefined;
+  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
+  deadlineMs?: number | undefined;
+}
+
+export interface CampaignRequest extends CallGiveUp {
   election: string;
   candidateId: string;
   /** Lease length asked for, ms. */
@@ -301,15 +314,6 @@ export interface CampaignRequest {
    * too long with `INVALID_OPTIONS` before any I/O; the others ignore it.
    */
   value?: string;
-  /**
-   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
-   * reason is the error the core reports. Optional: absent for callers that never give up.
-   * Successive calls of one Elector that each ended before the core gave up on them share one
-   * signal: a backend removes the listeners it adds to it by the time its call has settled.
-   */
-  signal?: AbortSignal | undefined;
-  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
-  deadlineMs?: number | undefined;
 }
 
 export type CampaignResult =
@@ -346,29 +350,20 @@ export interface LeaseEndHint {
   leaseRemainingMs: number;
 }
 
-export interface RenewRequest {
+export interface RenewRequest extends CallGiveUp {
   election: string;
   candidateId: string;
   /** The token of the term being renewed. */
   token: number;
   /** Lease length asked for, ms. */
   leaseMs: number;
-  /**
-   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
-   * reason is the error the core reports. Optional: absent for callers that never give up.
-   * Successive calls of one Elector that each ended before the core gave up on them share one
-   * signal: a backend removes the listeners it adds to it by the time its call has settled.
-   */
-  signal?: AbortSignal | undefined;
-  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
-  deadlineMs?: number | undefined;
 }
 
 export type RenewResult =
   | { held: true; /** Lease granted, ms, counted from when the request was sent. */ leaseMs: number }
   | { held: false; /** Who holds it now, when known. */ leaderId: string | null };
 
-export interface ReleaseRequest {
+export interface ReleaseRequest extends CallGiveUp {
   election: string;
   candidateId: string;
   /** When set, release only if this term is still the current one. */
@@ -381,15 +376,6 @@ export interface ReleaseRequest {
    * Absent: no bound (an admin's release).
    */
   notAbove?: number | undefined;
-  /**
-   * Aborted when the core gives up on this call (see "Calls the core gives up on" above); its
-   * reason is the error the core reports. Optional: absent for callers that never give up.
-   * Successive calls of one Elector that each ended before the core gave up on them share one
-   * signal: a backend removes the listeners it adds to it by the time its call has settled.
-   */
-  signal?: AbortSignal | undefined;
-  /** When the core will give up on this call, `performance.now()` ms. Absent: no deadline. */
-  deadlineMs?: number | undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 export type {
   ElectionBackend,
   BackendCapabilities,
+  CallGiveUp,
   CampaignRequest,
   CampaignResult,
   RenewRequest,
