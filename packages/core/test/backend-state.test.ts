@@ -45,8 +45,10 @@ describe('backendState$', () => {
     await waitFor(() => seen.includes('lost'), 'lost');
     expect(seen).toEqual(['suspended', 'lost']);
     backend.failCalls(false);
-    await waitFor(() => seen.length === 3, 'an answer');
-    expect(seen).toEqual(['suspended', 'lost', 'connected']);
+    // The first answer is what counts: once it leads on a 200 ms lease, a stall of this process
+    // can end its term (lost, then reconnected) before the next look.
+    await waitFor(() => seen.length >= 3, 'an answer');
+    expect(seen.slice(0, 3)).toEqual(['suspended', 'lost', 'connected']);
   });
 
   test('is lost when a leader gives up its term because renewals hang', async () => {
