@@ -16,18 +16,30 @@ const FEWEST = 8;
 /** A cut waits this long after the previous one, ms: the campaigns then running were late too. */
 const CUT_EVERY_MS = 1000;
 
+/**
+ * The deadline sweep runs at most this often, ms. A waiter with a signal leaves when its caller
+ * gives up, which the core does at the deadline; the sweep is for callers that never abort.
+ */
+const SWEEP_EVERY_MS = 50;
+
 interface Waiter {
   /** Left (gave up or timed out): skipped when its turn comes. */
   gone: boolean;
+  /** When it stops waiting, `performance.now()` ms. */
+  until: number;
   /** Hands it the slot of a campaign that ended. */
   admit: () => void;
+  /** Its deadline passed: it leaves, having sent nothing. */
+  expire: () => void;
 }
 
 /**
  * Admission for campaigns: at most `limit` run, the others wait without sending anything. The
  * newest waiter goes first: under overload, the callers that waited longest are the nearest to
  * giving up, and a campaign abandoned halfway is work the server did for nothing. A waiter whose
- * caller gives up (`signal`) or whose deadline passes leaves, having sent nothing.
+ * caller gives up (`signal`) leaves at once, having sent nothing, and fails with the signal's
+ * reason when that is a `ConclaveError` (the core's), else with a `BACKEND_UNAVAILABLE` of its
+ * own; one whose deadline passes first leaves within `SWEEP_EVERY_MS` after it.
  *
  * The bound adapts, as TCP's congestion window does (additive increase, multiplicative
  * decrease): a campaign that ends after its caller gave up halves it (a slow server or a starved
@@ -43,6 +55,9 @@ export class CampaignSlots {
   private waiting: Waiter[] = [];
   /** How many of `waiting` left. */
   private gone = 0;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepAt = Infinity;
+  private lastSweepAt = -Infinity;
 
   constructor(
     /** The backend's kind, for errors. */
@@ -69,10 +84,9 @@ export class CampaignSlots {
       return this.freer();
     }
     await new Promise<void>((resolve, reject) => {
-      const stopWaiting = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', gaveUp);
-      };
+      // No timer per waiter: thousands wait together under overload, and their timers would all
+      // fire in one turn of the event loop, with the core's own for the same deadline.
+      const stopWaiting = () => signal?.removeEventListener('abort', gaveUp);
       const leave = () => {
         stopWaiting();
         waiter.gone = true;
@@ -80,30 +94,58 @@ export class CampaignSlots {
       };
       const waiter: Waiter = {
         gone: false,
+        until,
         // Already taken off the list by `freer`.
         admit: () => {
           stopWaiting();
           resolve();
         },
+        expire: () => {
+          leave();
+          reject(
+            new ConclaveError('BACKEND_UNAVAILABLE', 'campaign not sent: too many campaigns of this backend were running', {
+              backend: this.kind,
+              election,
+            }),
+          );
+        },
       };
       const gaveUp = () => {
         leave();
-        reject(givenUpError(signal!, 'campaign', this.kind, election));
+        // The core's reason is the error it reports already: no second one is built.
+        const reason: unknown = signal!.reason;
+        reject(reason instanceof ConclaveError ? reason : givenUpError(signal!, 'campaign', this.kind, election));
       };
-      const timer = setTimeout(() => {
-        leave();
-        reject(
-          new ConclaveError('BACKEND_UNAVAILABLE', 'campaign not sent: too many campaigns of this backend were running', {
-            backend: this.kind,
-            election,
-          }),
-        );
-      }, Math.max(1, until - performance.now()));
       signal?.addEventListener('abort', gaveUp, { once: true });
       this.waiting.push(waiter);
+      this.armSweep(until);
     });
     // The slot was handed over by the campaign that freed it (`running` unchanged).
     return this.freer();
+  }
+
+  /** Arms the deadline sweep for a waiter leaving at `until`, unless it runs by then already. */
+  private armSweep(until: number): void {
+    if (this.sweepTimer && this.sweepAt <= until) return;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    const now = performance.now();
+    this.sweepAt = Math.max(until, this.lastSweepAt + SWEEP_EVERY_MS);
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(1, this.sweepAt - now));
+  }
+
+  /** Lets the waiters whose deadline passed go, and drops those that left. */
+  private sweep(): void {
+    this.sweepTimer = null;
+    this.sweepAt = Infinity;
+    const now = performance.now();
+    this.lastSweepAt = now;
+    // A timer may run up to a millisecond before its time on this clock (timers count whole ms).
+    for (const w of this.waiting) if (!w.gone && w.until <= now + 1) w.expire();
+    this.waiting = this.waiting.filter((w) => !w.gone);
+    this.gone = 0;
+    let next = Infinity;
+    for (const w of this.waiting) next = Math.min(next, w.until);
+    if (next !== Infinity) this.armSweep(next);
   }
 
   private adapt(late: boolean): void {
@@ -122,6 +164,15 @@ export class CampaignSlots {
     if (++this.gone * 2 <= this.waiting.length) return;
     this.waiting = this.waiting.filter((w) => !w.gone);
     this.gone = 0;
+    this.disarmIfNoneWait();
+  }
+
+  /** No waiter left: no sweep either (a pending timer would keep the process up). */
+  private disarmIfNoneWait(): void {
+    if (this.waiting.length > 0 || !this.sweepTimer) return;
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
+    this.sweepAt = Infinity;
   }
 
   private freer(): (late?: boolean) => void {
@@ -142,6 +193,7 @@ export class CampaignSlots {
       }
       if (next) next.admit();
       else this.running--;
+      this.disarmIfNoneWait();
     };
   }
 }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { CampaignSlots } from '../src/campaign-slots';
+import { ConclaveError } from '../src/errors';
 
 const later = () => performance.now() + 10_000;
 
@@ -40,6 +41,26 @@ describe('CampaignSlots', () => {
     const aborted = new AbortController();
     aborted.abort(new Error('before'));
     await expect(slots.acquire('e', later(), aborted.signal)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+  });
+
+  test("a waiter whose caller gives up with a ConclaveError fails with that error, not one of its own", async () => {
+    const slots = new CampaignSlots('test', 1);
+    const running = await slots.acquire('e', later());
+    const controller = new AbortController();
+    const given = slots.acquire('e', later(), controller.signal);
+    const reason = new ConclaveError('BACKEND_UNAVAILABLE', 'campaign timed out', { election: 'e' });
+    controller.abort(reason);
+    await expect(given).rejects.toBe(reason);
+    running();
+  });
+
+  test('a waiter with a signal its caller never aborts still leaves once its deadline passes', async () => {
+    const slots = new CampaignSlots('test', 1);
+    await slots.acquire('e', later());
+    const started = performance.now();
+    const waiting = slots.acquire('e', performance.now() + 20, new AbortController().signal);
+    await expect(waiting).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(19);
   });
 
   test('a waiter whose deadline passes fails with BACKEND_UNAVAILABLE', async () => {
