@@ -25,7 +25,7 @@ import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
 import { SharedLease, grantedFrom, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
-import { releaseHandingOver, type HandoverHint } from './etcd-handoff';
+import { releaseHandingOver, type HandoverHint, type TxnSender } from './etcd-handoff';
 import { CandidateTurns } from './etcd-turns';
 import { TxnBatches } from './etcd-txn-batches';
 import { OwnKeyChecks, ownKey, type OwnKey } from './etcd-own-keys';
@@ -110,6 +110,11 @@ export class EtcdBackend implements ElectionBackend {
   private readonly slots = new CampaignSlots(KIND);
   /** The campaigns' transactions of one turn, sent together (see TxnBatches). */
   private readonly campaigns: TxnBatches;
+  /**
+   * The releases' transactions of one turn, sent together: a process whose renewals came too late
+   * for thousands of terms at once (a stalled event loop) releases them all in the same turn.
+   */
+  private readonly releases: TxnBatches;
   private readonly warned = new Set<string>();
   private readonly requestTimeoutMs: number;
   private closed = false;
@@ -135,6 +140,7 @@ export class EtcdBackend implements ElectionBackend {
     this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
     this.campaigns = new TxnBatches(this.store, MAX_TXN_OPS, 'campaign');
+    this.releases = new TxnBatches(this.store, MAX_TXN_OPS, 'release');
     this.ownKeys = new OwnKeyChecks(this.store, MAX_TXN_OPS);
   }
 
@@ -329,7 +335,8 @@ export class EtcdBackend implements ElectionBackend {
       const known = this.candidacies.get(key);
       if (known?.offset !== null && known !== undefined && known.offset + known.revision === token) {
         // Our term's key, as this process made it: delete it unless it was replaced.
-        if (await releaseHandingOver(store, this.keys, election, key, known.revision, known.handover)) {
+        const batched: TxnSender = { txn: (compare, success, failure) => this.releases.txn(store, election, compare, success, failure) };
+        if (await releaseHandingOver(batched, this.keys, election, key, known.revision, known.handover)) {
           this.forget(key);
           return;
         }

@@ -12,6 +12,9 @@ export interface HandoverHint {
   floor: IKeyValue | undefined;
 }
 
+/** What a release sends its transactions through: the store, or the backend's batches of releases. */
+export type TxnSender = Pick<EtcdStore, 'txn'>;
+
 /** The term a release ends: its key, created at `revision`, and its election's floor and fence keys. */
 interface EndingTerm {
   election: string;
@@ -35,7 +38,7 @@ interface EndingTerm {
  * Resolves with whether the key was deleted; false when it had been replaced (another term).
  */
 export async function releaseHandingOver(
-  store: EtcdStore,
+  store: TxnSender,
   keys: ElectionKeys,
   election: string,
   key: string,
@@ -68,7 +71,7 @@ export async function releaseHandingOver(
  * fence stands; else runs `failure`. Null when there is nothing to hand over to (`next` is no
  * candidate's key, or its term started) or when etcd refused it (its lease ended meanwhile).
  */
-async function handOver(store: EtcdStore, term: EndingTerm, next: IKeyValue, floor: IKeyValue | undefined, failure: IRequestOp[]): Promise<ITxnResponse | null> {
+async function handOver(store: TxnSender, term: EndingTerm, next: IKeyValue, floor: IKeyValue | undefined, failure: IRequestOp[]): Promise<ITxnResponse | null> {
   const { election, key, revision, floorKey, fenceKey } = term;
   const successor = decodeCandidate(next);
   // A key without a lease (none of ours) would never go: only a candidate's key is handed over.

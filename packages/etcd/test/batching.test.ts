@@ -71,6 +71,24 @@ test('the campaigns of 126 elections started in one turn go out in batches withi
   for (let i = 0; i < 126; i += 25) expect((await b.getLeader(name(i)))?.token).toBe((results[i] as { token: number }).token);
 });
 
+test('the releases of 100 terms made in one turn go out in batches: a few transactions, each term ended and handed to its successor', async () => {
+  const [a, b] = [backend(), backend()];
+  const name = (i: number) => `batch-release-${process.pid}-${i}`;
+  const n = 100;
+  const led = await Promise.all(Array.from({ length: n }, (_, i) => a.campaign({ election: name(i), candidateId: 'a', leaseMs: 3000 })));
+  const followed = await Promise.all(Array.from({ length: n }, (_, i) => b.campaign({ election: name(i), candidateId: 'b', leaseMs: 3000 })));
+  expect([led.every((r) => r.role === 'leader'), followed.every((r) => r.role === 'follower')]).toEqual([true, true]);
+  const before = await requests();
+  const refusedBefore = await refused();
+  // As a process whose renewals all came too late releases its terms: in one turn.
+  await Promise.all(led.map((r, i) => a.release({ election: name(i), candidateId: 'a', token: (r as { token: number }).token })));
+  const sent = (await requests()) - before;
+  // Alone, each release is a transaction of its own.
+  expect({ sent: sent <= 4, refused: (await refused()) - refusedBefore }).toEqual({ sent: true, refused: 0 });
+  // Each election's own: its leader key went, and its successor's term started.
+  for (let i = 0; i < n; i += 20) expect((await b.getLeader(name(i)))?.candidateId).toBe('b');
+});
+
 test("the candidates of one election in one process share one watch on it: their hand-overs send the server no watch request", async () => {
   const [a, b] = [backend(), backend()];
   const election = `batch-shared-${process.pid}`;
