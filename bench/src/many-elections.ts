@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import type { ManyCommand, ManyConfig, ManyReport } from './many-elections-candidate';
 import type { BenchTarget } from './servers';
 import { electionName, type BenchSettings } from './scenarios';
+import { MANY_NODE_FLAGS } from './scenario-settings';
 import { bounded, nowMs, round, sleep, summarize, trackChild, until, type Summary } from './util';
 
 const SCRIPT = join(__dirname, 'many-elections-candidate.js');
+
 
 type Stats = Extract<ManyReport, { type: 'stats' }>;
 
@@ -46,6 +48,7 @@ export class ManyProcess {
 
   static start(config: ManyConfig): ManyProcess {
     const child = fork(SCRIPT, [], {
+      execArgv: [...process.execArgv, ...MANY_NODE_FLAGS],
       env: { ...process.env, CONCLAVE_BENCH_MANY: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

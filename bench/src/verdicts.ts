@@ -4,6 +4,7 @@
  */
 import type { BackendResult } from './results-types';
 import { round } from './util';
+import { MANY_NODE_FLAGS } from './scenario-settings';
 
 export type Verdict = 'met' | 'MISSED' | 'n/a';
 export interface Row {
@@ -132,7 +133,7 @@ export function rows(r: BackendResult, leaseMs: number): Row[] {
       m.failures.length === 0 && m.perProcess.length === m.processes && m.leaseExpiredTotal === 0 && cpuMax <= MANY_CPU_PERCENT && t !== null && t.takenOver === t.killedLeading && (t.latencyMs.p99 ?? Infinity) <= leaseMs + 150;
     out.push({
       scenario: `many elections${m.scaledDown ? ' (SCALED DOWN: --quick)' : ''}`,
-      measured: `${m.elections} elections × ${m.processes} processes, ${m.windowMs / 1000} s window`,
+      measured: `${m.elections} elections × ${m.processes} processes (node ${MANY_NODE_FLAGS.join(' ')}), ${m.windowMs / 1000} s window`,
       target: `10 000 × 3: all renewals on time, ≤ ${MANY_CPU_PERCENT} % of one core per process, take-over targets hold`,
       result:
         `lease-expired revocations ${m.leaseExpiredInWindow} in window (${m.leaseExpiredTotal} in run); CPU ${m.perProcess.map((p) => `${p.cpuPercent} %`).join(' / ')} of one core; ` +
