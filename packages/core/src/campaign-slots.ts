@@ -42,9 +42,12 @@ interface Waiter {
  * own; one whose deadline passes first leaves within `SWEEP_EVERY_MS` after it.
  *
  * The bound adapts, as TCP's congestion window does (additive increase, multiplicative
- * decrease): a campaign that ends after its caller gave up halves it (a slow server or a starved
- * process makes even `limit` campaigns too many to end in time), one that ends in time raises it
- * by 1/limit, up to `most`.
+ * decrease): a campaign that ends after its caller gave up, having run for more than half of what
+ * its caller allowed it, halves it (a slow server or a starved process makes even `limit`
+ * campaigns too many to end in time); one that ends in time raises it by 1/limit, up to `most`.
+ * A campaign admitted near its deadline, after a long wait, and late only for that, says nothing
+ * of the server: when thousands wait (a process that led thousands of elections died, and their
+ * successors here campaign at once), the last admitted would otherwise cut the bound to its floor.
  */
 export class CampaignSlots {
   private running = 0;
@@ -79,9 +82,10 @@ export class CampaignSlots {
    */
   async acquire(election: string, until: number, signal?: AbortSignal): Promise<(late?: boolean) => void> {
     if (signal?.aborted) throw givenUpError(signal, 'campaign', this.kind, election);
+    const allowedMs = until - performance.now();
     if (this.running < this.bound()) {
       this.running++;
-      return this.freer();
+      return this.freer(allowedMs);
     }
     await new Promise<void>((resolve, reject) => {
       // No timer per waiter: thousands wait together under overload, and their timers would all
@@ -121,7 +125,7 @@ export class CampaignSlots {
       this.armSweep(until);
     });
     // The slot was handed over by the campaign that freed it (`running` unchanged).
-    return this.freer();
+    return this.freer(allowedMs);
   }
 
   /** Arms the deadline sweep for a waiter leaving at `until`, unless it runs by then already. */
@@ -175,12 +179,15 @@ export class CampaignSlots {
     this.sweepAt = Infinity;
   }
 
-  private freer(): (late?: boolean) => void {
+  /** The function that frees a slot taken now by a campaign its caller allowed `allowedMs`. */
+  private freer(allowedMs: number): (late?: boolean) => void {
     let freed = false;
+    const admittedAt = performance.now();
     return (late = false) => {
       if (freed) return;
       freed = true;
-      this.adapt(late);
+      if (!late) this.adapt(false);
+      else if (performance.now() - admittedAt > allowedMs / 2) this.adapt(true);
       if (this.running > this.bound()) {
         // Cut since: the slot is not handed on.
         this.running--;

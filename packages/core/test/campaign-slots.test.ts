@@ -71,9 +71,12 @@ describe('CampaignSlots', () => {
 
   test('a campaign that ends after its caller gave up halves the bound; campaigns in time raise it again', async () => {
     const slots = new CampaignSlots('test', 16);
-    const frees = await Promise.all(Array.from({ length: 16 }, () => slots.acquire('e', later())));
+    // The first is allowed 40 ms and runs past them: more than half of what it was allowed.
+    const frees = [await slots.acquire('e', performance.now() + 40)];
+    frees.push(...(await Promise.all(Array.from({ length: 15 }, () => slots.acquire('e', later())))));
     let admitted = 0;
     const waiters = Array.from({ length: 4 }, () => slots.acquire('e', later()).then((free) => (admitted++, free)));
+    await new Promise((r) => setTimeout(r, 45));
     frees[0]!(true);
     expect(slots.bound()).toBe(8);
     // 15 still run, above the bound: a freed slot is handed on only once no more than 8 run.
@@ -91,5 +94,18 @@ describe('CampaignSlots', () => {
     // Never below its floor, and never above `most`.
     for (let i = 0; i < 200; i++) (await slots.acquire('e', later()))();
     expect(slots.bound()).toBe(16);
+  });
+
+  test('a campaign late only because it was admitted near the end of a long wait leaves the bound as it is', async () => {
+    const slots = new CampaignSlots('test', 16);
+    const frees = await Promise.all(Array.from({ length: 16 }, () => slots.acquire('e', later())));
+    // Allowed 1 s, it waits 700 ms of it for a slot; ended late at once, it ran far less than half.
+    const waiting = slots.acquire('e', performance.now() + 1000);
+    await new Promise((r) => setTimeout(r, 700));
+    frees[0]!();
+    const late = await waiting;
+    late(true);
+    expect(slots.bound()).toBe(16);
+    frees.slice(1).forEach((free) => free());
   });
 });
