@@ -78,6 +78,8 @@ test('the releases of 100 terms made in one turn go out in batches: a few transa
   const led = await Promise.all(Array.from({ length: n }, (_, i) => a.campaign({ election: name(i), candidateId: 'a', leaseMs: 3000 })));
   const followed = await Promise.all(Array.from({ length: n }, (_, i) => b.campaign({ election: name(i), candidateId: 'b', leaseMs: 3000 })));
   expect([led.every((r) => r.role === 'leader'), followed.every((r) => r.role === 'follower')]).toEqual([true, true]);
+  // One more term keeps the lease of `a` held, so that closing `a` revokes it (see the end).
+  await a.campaign({ election: name(n), candidateId: 'a', leaseMs: 3000 });
   const before = await requests();
   const refusedBefore = await refused();
   // As a process whose renewals all came too late releases its terms: in one turn.
@@ -87,6 +89,9 @@ test('the releases of 100 terms made in one turn go out in batches: a few transa
   expect({ sent: sent <= 4, refused: (await refused()) - refusedBefore }).toEqual({ sent: true, refused: 0 });
   // Each election's own: its leader key went, and its successor's term started.
   for (let i = 0; i < n; i += 20) expect((await b.getLeader(name(i)))?.candidateId).toBe('b');
+  // Their leases are revoked now: a lease left to lapse is revoked by etcd seconds later, a Raft
+  // proposal in a later test's window.
+  await Promise.all([a.close(), b.close()]);
 });
 
 test("the candidates of one election in one process share one watch on it: their hand-overs send the server no watch request", async () => {
