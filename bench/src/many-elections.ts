@@ -12,7 +12,6 @@ import { bounded, nowMs, round, sleep, summarize, trackChild, until, type Summar
 
 const SCRIPT = join(__dirname, 'many-elections-candidate.js');
 
-
 type Stats = Extract<ManyReport, { type: 'stats' }>;
 
 export class ManyProcess {
