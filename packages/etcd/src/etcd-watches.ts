@@ -177,6 +177,8 @@ export class PredecessorWatches {
     sub.listing = seen === undefined;
     void (async () => {
       let read: SeenTarget;
+      /** The listing found the candidate's key at the head of the queue, which its campaign may not have seen. */
+      let headedByListing = false;
       if (seen) {
         read = seen;
       } else {
@@ -193,6 +195,7 @@ export class PredecessorWatches {
         if (target === undefined) return;
         const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
         read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
+        headedByListing = at === 0;
       }
       if (!this.elections.get(sub.election)?.has(sub)) return;
       // The candidate looks again after a change it waits for, and when the watch is lost (the
@@ -211,6 +214,10 @@ export class PredecessorWatches {
       };
       sub.wait = wait;
       this.watchOf().add(wait);
+      // Its predecessors went between its campaign's read and the listing: nothing it waits for
+      // will change, and its term starts only when it campaigns. Wake it to look again (a leader
+      // renews), keeping the wait for the fence.
+      if (headedByListing) sub.onChange();
     })().catch(() => {
       // Nothing to wait for: the core polls.
       if (current()) this.drop(sub);

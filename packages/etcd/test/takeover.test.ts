@@ -140,3 +140,26 @@ test('a follower woken by a hand-over, which wrote its token offset, only reads:
     q.unwatch();
   }
 });
+
+test('a candidate whose listing of the queue shows its own key at the head is woken, and its campaign leads', async () => {
+  const election = `takeover-listed-head-${process.pid}`;
+  const first = backend();
+  const second = backend();
+  const candidate = backend();
+  expect((await first.campaign({ election, candidateId: 'a', leaseMs: 3000 })).role).toBe('leader');
+  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
+  // Third: its campaign's read (the queue's first two keys) does not show its predecessor, so its
+  // subscription lists the queue to find it.
+  expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+  // Both go before that listing: it finds the candidate's key at the head, with no term started.
+  await first.close();
+  await second.close();
+  let woken = 0;
+  const unwatch = candidate.watch(election, 'f', () => woken++);
+  try {
+    await eventually(() => woken > 0, 'the candidate is woken', 5000);
+    expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
+  } finally {
+    unwatch();
+  }
+});
