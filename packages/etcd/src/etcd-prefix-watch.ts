@@ -17,7 +17,8 @@ export interface SeenTarget {
 export interface Wait {
   election: string;
   seen: SeenTarget;
-  wake(): void;
+  /** `changed`: the target changed; false when that is not known (the watch was lost, a read failed). */
+  wake(changed: boolean): void;
 }
 
 /** How often the revisions of the changes seen are pruned by default, ms: a change is remembered this long at least. */
@@ -80,7 +81,7 @@ export class PrefixWatch {
     const readAt = Number(wait.seen.revision);
     if (this.createdAt === null) this.early.push(wait);
     else if (this.knownFrom() > readAt) this.lookBetween(wait);
-    else if ((this.lastChange.get(wait.seen.target) ?? 0) > readAt) wait.wake();
+    else if ((this.lastChange.get(wait.seen.target) ?? 0) > readAt) wait.wake(true);
   }
 
   remove(wait: Wait): void {
@@ -123,7 +124,7 @@ export class PrefixWatch {
     for (const wait of [...set]) {
       // An older change (the read already showed its result), or a put its candidate does not wait for.
       if (revision <= Number(wait.seen.revision) || (kind === 'put' && !wait.seen.head)) continue;
-      wait.wake();
+      wait.wake(true);
     }
   }
 
@@ -149,6 +150,6 @@ export class PrefixWatch {
     const all = [...this.waits.values()].flatMap((set) => [...set]);
     this.waits.clear();
     this.onLost();
-    for (const wait of all) wait.wake();
+    for (const wait of all) wait.wake(false);
   }
 }

@@ -165,20 +165,26 @@ export class PredecessorWatches {
   /**
    * Lists the queue (unless `seen` tells), picks the key to wait for and waits on the election's
    * watch. On failure the candidate waits for nothing (`isWatching` false) and the core polls;
-   * the next campaign (`moved`) tries again.
+   * the next campaign (`moved`) tries again. `relisting`: the core waits for this candidate to be
+   * woken (see `wake` below), so an outcome with nothing to wait for wakes it.
    */
-  private resolve(sub: Subscription, seen?: SeenTarget): void {
+  private resolve(sub: Subscription, seen?: SeenTarget, relisting = false): void {
     if (sub.closed || this.closed) return;
     this.drop(sub);
     const generation = sub.generation;
     const current = () => !sub.closed && sub.generation === generation;
     const own = this.keys.candidate(sub.election, sub.instanceId);
     const fence = this.keys.fence(sub.election);
+    const unresolved = () => {
+      if (relisting && current()) sub.onChange();
+    };
     sub.listing = seen === undefined;
     void (async () => {
       let read: SeenTarget;
       /** The listing found the candidate's key at the head of the queue, which its campaign may not have seen. */
       let headedByListing = false;
+      /** The listing found a key between the candidate's predecessor and the head. */
+      let behindFollower = false;
       if (seen) {
         read = seen;
       } else {
@@ -192,24 +198,28 @@ export class PredecessorWatches {
         const at = keys.indexOf(own);
         // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
         const target = at < 0 ? keys[0] : at === 0 ? fence : keys[at - 1]!;
-        if (target === undefined) return;
+        if (target === undefined) return unresolved();
         const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
         read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
         headedByListing = at === 0;
+        behindFollower = at >= 2;
       }
       if (!this.elections.get(sub.election)?.has(sub)) return;
       // The candidate looks again after a change it waits for, and when the watch is lost (the
       // server ended it, or its stream broke: a change may fall between the two); its campaign
       // (`moved`) picks the next key to wait for, after its own read. When many keys go at once (a
       // process that led many elections died), the campaigns' reads are not queued behind as many
-      // listings.
+      // listings. A candidate whose predecessor was not the head lists the queue again instead:
+      // that predecessor's departure changes nothing for it unless it now heads the queue (then
+      // the listing wakes it), and its campaign would only take a slot from a successor's.
       const wait: Wait = {
         election: sub.election,
         seen: read,
-        wake: () => {
+        wake: (changed) => {
           if (!current() || sub.wait !== wait) return;
           this.drop(sub);
-          sub.onChange();
+          if (changed && behindFollower) this.resolve(sub, undefined, true);
+          else sub.onChange();
         },
       };
       sub.wait = wait;
@@ -219,8 +229,10 @@ export class PredecessorWatches {
       // renews), keeping the wait for the fence.
       if (headedByListing) sub.onChange();
     })().catch(() => {
-      // Nothing to wait for: the core polls.
-      if (current()) this.drop(sub);
+      // Nothing to wait for: the core polls, or is woken to look again.
+      if (!current()) return;
+      this.drop(sub);
+      if (relisting) sub.onChange();
     });
   }
 
@@ -230,10 +242,10 @@ export class PredecessorWatches {
     void this.listings.txn(this.store, wait.election, [], [op.get(target)], []).then(
       (res) => {
         const now = res.responses[0]?.response_range?.kvs[0];
-        if (now ? !existed || Number(now.mod_revision) > Number(revision) : existed) wait.wake();
+        if (now ? !existed || Number(now.mod_revision) > Number(revision) : existed) wait.wake(true);
       },
       // Not known whether the key changed: look again.
-      () => wait.wake(),
+      () => wait.wake(false),
     );
   }
 }

@@ -163,3 +163,33 @@ test('a candidate whose listing of the queue shows its own key at the head is wo
     unwatch();
   }
 });
+
+test('a candidate queued behind a follower is not woken when that follower goes: it waits for the head next, and is woken when the head goes', async () => {
+  const election = `takeover-behind-follower-${process.pid}`;
+  const first = backend();
+  const second = backend();
+  const candidate = backend();
+  expect((await first.campaign({ election, candidateId: 'a', leaseMs: 3000 })).role).toBe('leader');
+  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
+  let woken = 0;
+  const unwatch = candidate.watch(election, 'f', () => woken++);
+  try {
+    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
+    const wokenBefore = woken;
+    // The predecessor goes; the process's watch sees it (backend internals, read for the test only).
+    const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
+    const predecessor = internals.keys.candidate(election, 'b');
+    const seenBefore = internals.watches.shared?.lastChange.get(predecessor);
+    await second.close();
+    await eventually(() => internals.watches.shared?.lastChange.get(predecessor) !== seenBefore, 'the watch sees the predecessor go', 5000);
+    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits again', 5000);
+    expect(woken).toBe(wokenBefore);
+    // Its wait is now for the head.
+    await first.close();
+    await eventually(() => woken > wokenBefore, 'the candidate is woken by the head going', 5000);
+    expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
+  } finally {
+    unwatch();
+  }
+});
