@@ -17,6 +17,8 @@ export interface SeenTarget {
 export interface Wait {
   election: string;
   seen: SeenTarget;
+  /** Told of a put of the target after the read, which does not wake it (a wait for the fence is woken). */
+  put?(): void;
   /** `changed`: the target changed; false when that is not known (the watch was lost, a read failed). */
   wake(changed: boolean): void;
 }
@@ -123,8 +125,9 @@ export class PrefixWatch {
     if (!set) return;
     for (const wait of [...set]) {
       // An older change (the read already showed its result), or a put its candidate does not wait for.
-      if (revision <= Number(wait.seen.revision) || (kind === 'put' && !wait.seen.head)) continue;
-      wait.wake(true);
+      if (revision <= Number(wait.seen.revision)) continue;
+      if (kind === 'put' && !wait.seen.head) wait.put?.();
+      else wait.wake(true);
     }
   }
 

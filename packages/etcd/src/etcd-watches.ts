@@ -211,10 +211,15 @@ export class PredecessorWatches {
       // process that led many elections died), the campaigns' reads are not queued behind as many
       // listings. A candidate whose predecessor was not the head lists the queue again instead:
       // that predecessor's departure changes nothing for it unless it now heads the queue (then
-      // the listing wakes it), and its campaign would only take a slot from a successor's.
+      // the listing wakes it), and its campaign would only take a slot from a successor's. Once
+      // its predecessor is written (a term starts only at the head: the predecessor's own, or a
+      // hand-over's write), its predecessor's departure wakes it, as a successor's does.
       const wait: Wait = {
         election: sub.election,
         seen: read,
+        put: () => {
+          behindFollower = false;
+        },
         wake: (changed) => {
           if (!current() || sub.wait !== wait) return;
           this.drop(sub);

@@ -193,3 +193,36 @@ test('a candidate queued behind a follower is not woken when that follower goes:
     unwatch();
   }
 });
+
+test('a candidate queued behind a follower whose term then started is woken by that term\'s end without listing the queue', async () => {
+  const election = `takeover-behind-successor-${process.pid}`;
+  const first = backend();
+  const second = backend();
+  const candidate = backend();
+  const a = await first.campaign({ election, candidateId: 'a', leaseMs: 3000 });
+  expect(a.role).toBe('leader');
+  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
+  let woken = 0;
+  const unwatch = candidate.watch(election, 'f', () => woken++);
+  try {
+    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
+    const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
+    const predecessor = internals.keys.candidate(election, 'b');
+    const seenBefore = internals.watches.shared?.lastChange.get(predecessor);
+    // The leader hands over: its successor's key is written as its term starts.
+    await first.release({ election, candidateId: 'a', token: (a as { token: number }).token });
+    await eventually(() => internals.watches.shared?.lastChange.get(predecessor) !== seenBefore, 'the watch sees the term start', 5000);
+    const b = await second.campaign({ election, candidateId: 'b', leaseMs: 3000 });
+    expect(b.role).toBe('leader');
+    const wokenBefore = woken;
+    const before = await kvRequests();
+    await second.release({ election, candidateId: 'b', token: (b as { token: number }).token });
+    await eventually(() => woken > wokenBefore, 'the candidate is woken by the term\'s end', 5000);
+    // The release's one transaction, and no listing before the wake-up.
+    expect((await kvRequests()) - before).toBe(1);
+    expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
+  } finally {
+    unwatch();
+  }
+});
