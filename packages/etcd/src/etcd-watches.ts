@@ -198,7 +198,8 @@ export class PredecessorWatches {
         const at = keys.indexOf(own);
         // Not in the queue: wait for the head (the leader) to go. Head: wait for a fence to come or go.
         const target = at < 0 ? keys[0] : at === 0 ? fence : keys[at - 1]!;
-        if (target === undefined) return unresolved();
+        // A candidate looking again whose key is gone (deleted behind its back) must campaign to queue again.
+        if (target === undefined || (relisting && at < 0)) return unresolved();
         const existed = at === 0 ? (listing.responses[1]?.response_range?.kvs.length ?? 0) > 0 : true;
         read = { target, head: at === 0, existed, revision: String(listing.header.revision) };
         headedByListing = at === 0;

@@ -226,3 +226,29 @@ test('a candidate queued behind a follower whose term then started is woken by t
     unwatch();
   }
 });
+
+test('a candidate queued behind a follower whose own key was deleted behind its back is woken when that follower goes', async () => {
+  const election = `takeover-behind-gone-${process.pid}`;
+  const first = backend();
+  const second = backend();
+  const candidate = backend();
+  expect((await first.campaign({ election, candidateId: 'a', leaseMs: 3000 })).role).toBe('leader');
+  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
+  let woken = 0;
+  const unwatch = candidate.watch(election, 'f', () => woken++);
+  try {
+    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
+    const raw = new Etcd3({ hosts: etcd.hosts });
+    opened.push(raw);
+    await raw.delete().key(`takeover/${election}/c/f`);
+    const wokenBefore = woken;
+    await second.close();
+    // Out of the queue, it must campaign to join it again, not wait for the head.
+    await eventually(() => woken > wokenBefore, 'the candidate is woken', 5000);
+    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    expect(await candidate.listCandidates(election)).toEqual(['a', 'f']);
+  } finally {
+    unwatch();
+  }
+});
