@@ -164,38 +164,25 @@ test('a candidate whose listing of the queue shows its own key at the head is wo
   }
 });
 
-test('a candidate queued behind a follower is not woken when that follower goes: it waits for the head next, and is woken when the head goes', async () => {
-  const election = `takeover-behind-follower-${process.pid}`;
-  const first = backend();
-  const second = backend();
-  const candidate = backend();
-  expect((await first.campaign({ election, candidateId: 'a', leaseMs: 3000 })).role).toBe('leader');
-  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
-  let woken = 0;
-  const unwatch = candidate.watch(election, 'f', () => woken++);
-  try {
-    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
-    const wokenBefore = woken;
-    // The predecessor goes; the process's watch sees it (backend internals, read for the test only).
-    const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
-    const predecessor = internals.keys.candidate(election, 'b');
-    const seenBefore = internals.watches.shared?.lastChange.get(predecessor);
-    await second.close();
-    await eventually(() => internals.watches.shared?.lastChange.get(predecessor) !== seenBefore, 'the watch sees the predecessor go', 5000);
-    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits again', 5000);
-    expect(woken).toBe(wokenBefore);
-    // Its wait is now for the head.
-    await first.close();
-    await eventually(() => woken > wokenBefore, 'the candidate is woken by the head going', 5000);
-    expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
-  } finally {
-    unwatch();
-  }
-});
+interface QueuedThird {
+  first: EtcdBackend;
+  second: EtcdBackend;
+  candidate: EtcdBackend;
+  /** The leader's (a's) token. */
+  leaderToken: number;
+  /** How often the candidate ('f') was woken so far. */
+  woken(): number;
+  /** The revision of the last change the candidate's process watch saw of b's key (backend internals, read for the test only). */
+  predecessorSeen(): number | undefined;
+  unwatch: () => void;
+}
 
-test('a candidate queued behind a follower whose term then started is woken by that term\'s end without listing the queue', async () => {
-  const election = `takeover-behind-successor-${process.pid}`;
+/**
+ * `first` leads `election` ('a'), `second` follows ('b'), and `candidate` ('f') queued third,
+ * watching: its campaign's read (the queue's first two keys) does not show its predecessor, so
+ * its subscription lists the queue and waits behind b, a follower.
+ */
+async function queuedThird(election: string): Promise<QueuedThird> {
   const first = backend();
   const second = backend();
   const candidate = backend();
@@ -204,51 +191,76 @@ test('a candidate queued behind a follower whose term then started is woken by t
   expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
   let woken = 0;
   const unwatch = candidate.watch(election, 'f', () => woken++);
+  expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+  await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
+  const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
+  const predecessor = internals.keys.candidate(election, 'b');
+  return {
+    first,
+    second,
+    candidate,
+    leaderToken: (a as { token: number }).token,
+    woken: () => woken,
+    predecessorSeen: () => internals.watches.shared?.lastChange.get(predecessor),
+    unwatch,
+  };
+}
+
+test('a candidate queued behind a follower is not woken when that follower goes: it waits for the head next, and is woken when the head goes', async () => {
+  const election = `takeover-behind-follower-${process.pid}`;
+  const q = await queuedThird(election);
   try {
-    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
-    const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
-    const predecessor = internals.keys.candidate(election, 'b');
-    const seenBefore = internals.watches.shared?.lastChange.get(predecessor);
+    const wokenBefore = q.woken();
+    const seenBefore = q.predecessorSeen();
+    await q.second.close();
+    await eventually(() => q.predecessorSeen() !== seenBefore, 'the watch sees the predecessor go', 5000);
+    await eventually(() => q.candidate.isWatching(election, 'f'), 'the candidate waits again', 5000);
+    expect(q.woken()).toBe(wokenBefore);
+    // Its wait is now for the head.
+    await q.first.close();
+    await eventually(() => q.woken() > wokenBefore, 'the candidate is woken by the head going', 5000);
+    expect(await q.candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
+  } finally {
+    q.unwatch();
+  }
+});
+
+test('a candidate queued behind a follower whose term then started is woken by that term\'s end without listing the queue', async () => {
+  const election = `takeover-behind-successor-${process.pid}`;
+  const q = await queuedThird(election);
+  try {
+    const seenBefore = q.predecessorSeen();
     // The leader hands over: its successor's key is written as its term starts.
-    await first.release({ election, candidateId: 'a', token: (a as { token: number }).token });
-    await eventually(() => internals.watches.shared?.lastChange.get(predecessor) !== seenBefore, 'the watch sees the term start', 5000);
-    const b = await second.campaign({ election, candidateId: 'b', leaseMs: 3000 });
+    await q.first.release({ election, candidateId: 'a', token: q.leaderToken });
+    await eventually(() => q.predecessorSeen() !== seenBefore, 'the watch sees the term start', 5000);
+    const b = await q.second.campaign({ election, candidateId: 'b', leaseMs: 3000 });
     expect(b.role).toBe('leader');
-    const wokenBefore = woken;
+    const wokenBefore = q.woken();
     const before = await kvRequests();
-    await second.release({ election, candidateId: 'b', token: (b as { token: number }).token });
-    await eventually(() => woken > wokenBefore, 'the candidate is woken by the term\'s end', 5000);
+    await q.second.release({ election, candidateId: 'b', token: (b as { token: number }).token });
+    await eventually(() => q.woken() > wokenBefore, 'the candidate is woken by the term\'s end', 5000);
     // The release's one transaction, and no listing before the wake-up.
     expect((await kvRequests()) - before).toBe(1);
-    expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
+    expect(await q.candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
   } finally {
-    unwatch();
+    q.unwatch();
   }
 });
 
 test('a candidate queued behind a follower whose own key was deleted behind its back is woken when that follower goes', async () => {
   const election = `takeover-behind-gone-${process.pid}`;
-  const first = backend();
-  const second = backend();
-  const candidate = backend();
-  expect((await first.campaign({ election, candidateId: 'a', leaseMs: 3000 })).role).toBe('leader');
-  expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
-  let woken = 0;
-  const unwatch = candidate.watch(election, 'f', () => woken++);
+  const q = await queuedThird(election);
   try {
-    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
     const raw = new Etcd3({ hosts: etcd.hosts });
     opened.push(raw);
     await raw.delete().key(`takeover/${election}/c/f`);
-    const wokenBefore = woken;
-    await second.close();
+    const wokenBefore = q.woken();
+    await q.second.close();
     // Out of the queue, it must campaign to join it again, not wait for the head.
-    await eventually(() => woken > wokenBefore, 'the candidate is woken', 5000);
-    expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    expect(await candidate.listCandidates(election)).toEqual(['a', 'f']);
+    await eventually(() => q.woken() > wokenBefore, 'the candidate is woken', 5000);
+    expect((await q.candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
+    expect(await q.candidate.listCandidates(election)).toEqual(['a', 'f']);
   } finally {
-    unwatch();
+    q.unwatch();
   }
 });
