@@ -224,6 +224,10 @@ export const op = {
   del(key: string): IRequestOp {
     return { request_delete_range: { key: Buffer.from(key) } };
   },
+  /** A nested transaction (etcd 3.3 and later); of compares only, its answer says whether they all held. */
+  txn(compare: ICompare[], success: IRequestOp[] = [], failure: IRequestOp[] = []): IRequestOp {
+    return { request_txn: { compare, success, failure } };
+  },
 };
 
 export const cmp = {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
 import { EtcdLeaseInvalidError, GRPCFailedPreconditionError, GRPCInvalidArgumentError, GRPCOutOfRangeError, GRPCResourceExhastedError } from 'etcd3';
 import type { ICompare, IRequestOp, IResponseOp, ITxnResponse } from 'etcd3/lib/rpc';
-import { unavailable, type EtcdStore } from './etcd-store';
+import { op, unavailable, type EtcdStore } from './etcd-store';
 
 /** One election's transaction, as `EtcdStore.txn` takes it. */
 interface Txn {
@@ -141,7 +141,7 @@ export class TxnBatches {
 
   private async send({ txns }: Batch): Promise<void> {
     if (txns.length === 1) return this.sendAlone(txns[0]!);
-    const ops = txns.flatMap((t): IRequestOp[] => (t.compare.length === 0 ? t.success : [{ request_txn: { compare: t.compare, success: t.success, failure: t.failure } }]));
+    const ops = txns.flatMap((t): IRequestOp[] => (t.compare.length === 0 ? t.success : [op.txn(t.compare, t.success, t.failure)]));
     let res: ITxnResponse;
     try {
       res = await this.store.txn([], ops, [], this.what);

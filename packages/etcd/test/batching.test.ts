@@ -351,3 +351,18 @@ test('the renewals of one turn are one read-only transaction (no Raft proposal);
   const after = await renewAll();
   expect(after.map((r) => r.held)).toEqual(names.map((_, i) => i !== 7));
 });
+
+test('the renewals of one turn beyond one transaction of compares (128) are still one request, in nested groups; when keys of two groups are gone, only their renewals fail', async () => {
+  const b = backend();
+  const raw = rawClient();
+  const names = Array.from({ length: 300 }, (_, i) => `batch-renew-many-${process.pid}-${i}`);
+  const tokens = (await Promise.all(names.map((election) => b.campaign({ election, candidateId: 'a', leaseMs: 3000 })))).map((r) => (r as { token: number }).token);
+  const renewAll = () => Promise.all(names.map((election, i) => b.renew({ election, candidateId: 'a', token: tokens[i]!, leaseMs: 3000 })));
+  const before = await requests();
+  expect((await renewAll()).every((r) => r.held)).toBe(true);
+  expect((await requests()) - before).toBe(1);
+  const gone = [7, 200];
+  for (const i of gone) await raw.delete().key(`batching/${names[i]}/c/a`).exec();
+  const after = await renewAll();
+  expect(after.map((r) => r.held)).toEqual(names.map((_, i) => !gone.includes(i)));
+});
