@@ -1,5 +1,5 @@
 import type { IDuplexStream, IWatchRequest, IWatchResponse, WatchClient } from 'etcd3/lib/rpc';
-import { endStream } from './etcd-grpc-stream';
+import { endStream, requireLeader } from './etcd-grpc-stream';
 
 type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 
@@ -26,7 +26,9 @@ export interface WatchHandle {
  * candidates waiting at once, their watches took minutes to set up.)
  *
  * Nothing is resumed: when the stream breaks every watch on it is lost, and its owner looks
- * again and watches anew. The next watch opens a new stream.
+ * again and watches anew. The next watch opens a new stream. The stream requires its member to
+ * have a Raft leader (see `requireLeader`): one on a member cut off from the others is ended, not
+ * left silent.
  */
 export class WatchStream {
   private stream: Promise<Stream> | null = null;
@@ -76,7 +78,7 @@ export class WatchStream {
   }
 
   private open(): Promise<Stream> {
-    const opening = this.client.watch().then((stream) => {
+    const opening = this.client.watch(requireLeader()).then((stream) => {
       stream.on('error', () => undefined); // ended by us: the cancellation's error is expected
       if (this.stream !== opening) {
         endStream(stream);

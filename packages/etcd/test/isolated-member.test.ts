@@ -1,0 +1,95 @@
+import { afterAll, expect, test } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
+import { EtcdBackend } from '@conclave/etcd';
+import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
+import type { PredecessorWatches } from '../src/etcd-watches';
+import { eventually, privateEtcd, sleep } from './etcd-test-env';
+
+// A member cut off from its peers applies none of the changes the others make, so a watch standing
+// on it stays open and silent: a follower whose watch stands there would not see its predecessor
+// go until the member rejoins, and the election would have no leader all that time. The watch
+// must end instead (etcd ends a stream that requires a leader once its member has none), so that
+// the follower looks again through another member.
+
+const etcd = privateEtcd({ members: 3, peerLinks: true });
+const opened: Array<{ close(): Promise<void> | void }> = [];
+afterAll(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+/** Long enough that no lease lapses during the test: only the watch can wake the follower. */
+const LEASE_MS = 30_000;
+/** How long the member stays cut off at most: far past the few election timeouts (600 ms each) etcd takes to end the watch. */
+const CUT_OFF_MS = 15_000;
+
+/** Whether the backend's shared watch is confirmed by its member (backend internals, read for the test only). */
+function watchConfirmed(b: EtcdBackend): boolean {
+  const watches = (b as unknown as { watches: PredecessorWatches }).watches;
+  const shared = (watches as unknown as { shared: { createdAt: number | null } | null }).shared;
+  return shared?.createdAt != null;
+}
+
+test("a follower whose watch stands on a member cut off from its peers is woken, and leads, when its predecessor goes while the member is still cut off", async () => {
+  const cluster = etcd.cluster;
+  const raftLeader = await cluster.leaderIndex();
+  if (raftLeader === null) throw new Error('the cluster has no Raft leader');
+  const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
+  const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
+  const election = `isolated-${process.pid}`;
+  const prefix = 'isolated/';
+
+  const leader = new EtcdBackend({ hosts: [hostOf(raftLeader)], prefix });
+  opened.push(leader);
+  const won = await leader.campaign({ election, candidateId: 'l', leaseMs: LEASE_MS });
+  expect(won.role).toBe('leader');
+
+  // The follower reaches the two other members through proxies, so that its watch can be made to
+  // stand on the member to be cut off: those proxies refuse connections while the watch is set up.
+  const proxies = new Map<number, TcpProxy>();
+  for (const i of cluster.members.keys()) {
+    if (i === cutOff) continue;
+    const proxy = await startTcpProxy({ targetPort: cluster.members[i]!.port });
+    opened.push(proxy);
+    proxies.set(i, proxy);
+  }
+  const hosts = cluster.members.map((_, i) => proxies.get(i)?.address ?? hostOf(i));
+  const follower = new EtcdBackend({ hosts, prefix, requestTimeoutMs: 2_000 });
+  opened.push(follower);
+  let woken = 0;
+  proxies.forEach((p) => p.cut());
+  const unwatch = follower.watch(election, 'f', () => woken++);
+  try {
+    await eventually(async () => {
+      const res = await follower.campaign({ election, candidateId: 'f', leaseMs: LEASE_MS }).catch(() => null);
+      return res?.role === 'follower' && watchConfirmed(follower);
+    }, 'the follower queued, its watch on the member to be cut off', 20_000);
+    proxies.forEach((p) => p.resume());
+
+    cluster.isolate(cutOff, 'silent');
+    const cutAt = performance.now();
+    let wokenAfterMs: number | null = null;
+    let ledAfterMs: number | null = null;
+    try {
+      const before = woken;
+      await leader.release({ election, candidateId: 'l', token: (won as { token: number }).token });
+      while (performance.now() - cutAt < CUT_OFF_MS) {
+        if (wokenAfterMs === null && woken > before) wokenAfterMs = performance.now() - cutAt;
+        if (wokenAfterMs !== null) {
+          const res = await follower.campaign({ election, candidateId: 'f', leaseMs: LEASE_MS }).catch(() => null);
+          if (res?.role === 'leader') {
+            ledAfterMs = performance.now() - cutAt;
+            break;
+          }
+        }
+        await sleep(50);
+      }
+    } finally {
+      cluster.heal();
+    }
+    const after = (ms: number | null) => (ms === null ? 'never' : `after ${Math.round(ms)} ms`);
+    const detail = `member ${cutOff} cut off for ${CUT_OFF_MS} ms at most: follower woken ${after(wokenAfterMs)}, leading ${after(ledAfterMs)}`;
+    expect({ detail, wokenWhileCutOff: wokenAfterMs !== null, ledWhileCutOff: ledAfterMs !== null }).toEqual({ detail, wokenWhileCutOff: true, ledWhileCutOff: true });
+  } finally {
+    unwatch();
+  }
+}, 90_000);
