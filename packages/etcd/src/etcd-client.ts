@@ -8,8 +8,9 @@ import type { ResolvedEtcdOptions } from './etcd-options';
  * kind by default. The core retries on its own schedule and must hear of a failure within the
  * call's deadline, so this client:
  * - with several members, shuns one for a second after it could not be reached (gRPC UNAVAILABLE:
- *   a member down or cut off), and only then: an error a member answered (a compare that failed,
- *   a lease not found) says nothing about reaching it;
+ *   a member down or cut off, or one without a Raft leader, which refuses every call the backend
+ *   makes: see `REQUIRE_LEADER`), and only then: an error a member answered (a compare that
+ *   failed, a lease not found) says nothing about reaching it;
  * - tries a call that found its member unreachable once more at once, on another member (within
  *   the same deadline): with a member down, a third of all calls would fail otherwise, and a
  *   leader on a 1 s TTL loses its term to two such failures in a row. Every call the backend makes

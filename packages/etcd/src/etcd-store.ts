@@ -1,6 +1,8 @@
 import { ConclaveError } from '@conclave/core';
 import { withTimeout } from '@conclave/core/internal';
+import type { CallOptions } from '@grpc/grpc-js';
 import type { IKeyValue, IRangeResponse, IRequestOp, ICompare, ITxnResponse, ILeaseKeepAliveResponse, KVClient, LeaseClient } from 'etcd3/lib/rpc';
+import { REQUIRE_LEADER } from './etcd-require-leader';
 
 const KIND = 'etcd';
 
@@ -76,8 +78,9 @@ export interface LeaseProof {
 }
 
 /**
- * The raw gRPC calls the backend makes, each bounded by the request timeout (a gRPC deadline), and
- * their errors turned into `ConclaveError`.
+ * The raw gRPC calls the backend makes, each bounded by the request timeout (a gRPC deadline) and
+ * refused by a member without a Raft leader (`REQUIRE_LEADER`), their errors turned into
+ * `ConclaveError`.
  */
 export class EtcdStore {
   constructor(
@@ -102,8 +105,8 @@ export class EtcdStore {
     return this.untilMs === undefined ? this.timeoutMs : Math.max(1, Math.min(this.timeoutMs, this.untilMs - performance.now()));
   }
 
-  private options(): { deadline: Date } {
-    return { deadline: new Date(Date.now() + this.budgetMs()) };
+  private options(): CallOptions {
+    return { ...REQUIRE_LEADER, deadline: new Date(Date.now() + this.budgetMs()) };
   }
 
   /** `promise`, or BACKEND_UNAVAILABLE once this store's budget runs out first (it goes on unwatched). */

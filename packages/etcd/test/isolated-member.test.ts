@@ -3,13 +3,14 @@ import { performance } from 'node:perf_hooks';
 import { EtcdBackend } from '@conclave/etcd';
 import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
 import type { PredecessorWatches } from '../src/etcd-watches';
-import { eventually, privateEtcd, sleep } from './etcd-test-env';
+import { eventually, metricSum, privateEtcd, sleep } from './etcd-test-env';
 
 // A member cut off from its peers applies none of the changes the others make, so a watch standing
 // on it stays open and silent: a follower whose watch stands there would not see its predecessor
 // go until the member rejoins, and the election would have no leader all that time. The watch
 // must end instead (etcd ends a stream that requires a leader once its member has none), so that
-// the follower looks again through another member.
+// the follower looks again through another member. Likewise a leader's renewal sent to that member
+// must be refused at once and answered by another, not held there until its deadline.
 
 const etcd = privateEtcd({ members: 3, peerLinks: true });
 const opened: Array<{ close(): Promise<void> | void }> = [];
@@ -92,4 +93,43 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
   } finally {
     unwatch();
   }
+}, 90_000);
+
+test('a leader whose calls go to a member cut off from its peers, or to another, keeps renewing: that member refuses them at once and the other answers', async () => {
+  const cluster = etcd.cluster;
+  const raftLeader = await cluster.leaderIndex();
+  if (raftLeader === null) throw new Error('the cluster has no Raft leader');
+  const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
+  const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
+  const election = `isolated-renew-${process.pid}`;
+  const leaseMs = 3_000;
+  // Each call goes to one of the two members at random.
+  const backend = new EtcdBackend({ hosts: [hostOf(cutOff), hostOf(raftLeader)], prefix: 'isolated/' });
+  opened.push(backend);
+  expect((await backend.campaign({ election, candidateId: 'a', leaseMs })).role).toBe('leader');
+
+  cluster.isolate(cutOff, 'silent');
+  const renewals: string[] = [];
+  try {
+    await eventually(async () => (await metricSum(cluster.members[cutOff]!.port, 'etcd_server_has_leader')) === 0, 'the cut-off member to know it has no leader', 10_000);
+    // Its term may have lapsed meanwhile (calls held by that member until their deadline): lead again.
+    let token: number | null = null;
+    await eventually(async () => {
+      const res = await backend.campaign({ election, candidateId: 'a', leaseMs }).catch(() => null);
+      token = res?.role === 'leader' ? res.token : null;
+      return token !== null;
+    }, 'to lead with the member cut off', 15_000);
+    // Ten renewals, each given a second, spaced so that the cut-off member is tried again (a member
+    // that refused a call is shunned for a second).
+    for (let i = 0; i < 10; i++) {
+      const res = await backend
+        .renew({ election, candidateId: 'a', token: token!, leaseMs, deadlineMs: performance.now() + 1_000 })
+        .then((r) => (r.held ? 'held' : 'lost'), (err: { code?: string }) => err.code ?? 'error');
+      renewals.push(res);
+      await sleep(400);
+    }
+  } finally {
+    cluster.heal();
+  }
+  expect(renewals).toEqual(renewals.map(() => 'held'));
 }, 90_000);
