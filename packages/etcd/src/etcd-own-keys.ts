@@ -19,8 +19,11 @@ export function ownKey(key: string, revision: number): OwnKey {
 /**
  * The checks of one event-loop turn's renewals, as one transaction: a leader of thousands renews
  * thousands of times a second, and an answer of compares only carries no key to decode.
- * - Up to `maxOps` checks (etcd's `--max-txn-ops`), a transaction of compares: read-only, no
- *   Raft proposal.
+ * - Up to `maxOps` checks (etcd's `--max-txn-ops`), a transaction of compares and one read of
+ *   the first key: read-only, no Raft proposal. The read is what makes it linearizable: etcd
+ *   answers a transaction with no read from the member's own copy, as a serializable read, and a
+ *   member cut off from the others (before it notices) or behind them would tell a leader whose
+ *   key was deleted (`forceLeader`, `clearLeader`) that the key is still there.
  * - Beyond, the compares go in groups of `maxOps / 2`, each a nested transaction (etcd 3.3 and
  *   later; etcd gives a nested transaction what its parent leaves of `--max-txn-ops`), up to
  *   `(maxOps / 2)²` checks in one request (4 096 at the default). etcd 3.4 counts a transaction
@@ -38,12 +41,13 @@ export class OwnKeyChecks {
   constructor(store: EtcdStore, maxOps: number) {
     const group = Math.max(1, Math.floor(maxOps / 2));
     this.batches = new TickBatcher(async (keys) => {
+      if (keys.length === 0) return [];
       const flat = keys.length <= maxOps;
       const size = flat ? Math.max(1, keys.length) : group;
       const groups: OwnKey[][] = [];
       for (let i = 0; i < keys.length; i += size) groups.push(keys.slice(i, i + size));
       const all = flat
-        ? await store.txn(keys.map((k) => k.compare), [], [], 'renew')
+        ? await store.txn(keys.map((k) => k.compare), [keys[0]!.read], [], 'renew')
         : await store.txn([], groups.map((g) => op.txn(g.map((k) => k.compare))), [], 'renew');
       const held = await Promise.all(
         groups.map(async (g, i) => {
