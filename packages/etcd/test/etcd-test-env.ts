@@ -4,6 +4,8 @@ import type { ElectionBackend } from '@conclave/core';
 import { EtcdBackend } from '@conclave/etcd';
 import { startEtcd, type EtcdCluster, type StartEtcdOptions } from '@conclave/etcd/testing';
 import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
+import { performance } from 'node:perf_hooks';
+import { delay } from '@conclave/test-harness';
 
 export interface PrivateEtcd {
   readonly cluster: EtcdCluster;
@@ -77,6 +79,20 @@ export async function metricSum(port: number, name: string, labels = /.*/): Prom
 /** KV requests (Txn and Range) the member at `port` received: one per round trip. */
 export function kvRequests(port: number): Promise<number> {
   return metricSum(port, 'grpc_server_started_total', /grpc_method="(?:Txn|Range)"/);
+}
+
+/**
+ * The Raft leader's index once most members agree on one: a member that rejoins its peers may
+ * start an election, and a cluster just started may still hold its first one.
+ */
+export async function raftLeaderOf(cluster: EtcdCluster, timeoutMs = 30_000): Promise<number> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const index = await cluster.leaderIndex();
+    if (index !== null) return index;
+    if (performance.now() > until) throw new Error(`no Raft leader within ${timeoutMs} ms`);
+    await delay(100);
+  }
 }
 
 export { waitFor as eventually, delay as sleep } from '@conclave/test-harness';

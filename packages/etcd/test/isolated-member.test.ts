@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { EtcdBackend } from '@conclave/etcd';
 import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
 import type { PredecessorWatches } from '../src/etcd-watches';
-import { eventually, metricSum, privateEtcd, sleep } from './etcd-test-env';
+import { eventually, metricSum, privateEtcd, raftLeaderOf, sleep } from './etcd-test-env';
 
 // A member cut off from its peers applies none of the changes the others make, so a watch standing
 // on it stays open and silent: a follower whose watch stands there would not see its predecessor
@@ -32,8 +32,7 @@ function watchConfirmed(b: EtcdBackend): boolean {
 
 test("a follower whose watch stands on a member cut off from its peers is woken, and leads, when its predecessor goes while the member is still cut off", async () => {
   const cluster = etcd.cluster;
-  const raftLeader = await cluster.leaderIndex();
-  if (raftLeader === null) throw new Error('the cluster has no Raft leader');
+  const raftLeader = await raftLeaderOf(cluster);
   const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
   const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
   const election = `isolated-${process.pid}`;
@@ -41,8 +40,12 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
 
   const leader = new EtcdBackend({ hosts: [hostOf(raftLeader)], prefix });
   opened.push(leader);
-  const won = await leader.campaign({ election, candidateId: 'l', leaseMs: LEASE_MS });
-  expect(won.role).toBe('leader');
+  let token: number | null = null;
+  await eventually(async () => {
+    const res = await leader.campaign({ election, candidateId: 'l', leaseMs: LEASE_MS }).catch(() => null);
+    token = res?.role === 'leader' ? res.token : null;
+    return token !== null;
+  }, 'the first candidate to lead', 20_000);
 
   // The follower reaches the two other members through proxies, so that its watch can be made to
   // stand on the member to be cut off: those proxies refuse connections while the watch is set up.
@@ -72,7 +75,7 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
     let ledAfterMs: number | null = null;
     try {
       const before = woken;
-      await leader.release({ election, candidateId: 'l', token: (won as { token: number }).token });
+      await leader.release({ election, candidateId: 'l', token: token! });
       while (performance.now() - cutAt < CUT_OFF_MS) {
         if (wokenAfterMs === null && woken > before) wokenAfterMs = performance.now() - cutAt;
         if (wokenAfterMs !== null) {
@@ -97,8 +100,7 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
 
 test('a leader whose calls go to a member cut off from its peers, or to another, keeps renewing: that member refuses them at once and the other answers', async () => {
   const cluster = etcd.cluster;
-  const raftLeader = await cluster.leaderIndex();
-  if (raftLeader === null) throw new Error('the cluster has no Raft leader');
+  const raftLeader = await raftLeaderOf(cluster);
   const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
   const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
   const election = `isolated-renew-${process.pid}`;
@@ -106,7 +108,7 @@ test('a leader whose calls go to a member cut off from its peers, or to another,
   // Each call goes to one of the two members at random.
   const backend = new EtcdBackend({ hosts: [hostOf(cutOff), hostOf(raftLeader)], prefix: 'isolated/' });
   opened.push(backend);
-  expect((await backend.campaign({ election, candidateId: 'a', leaseMs })).role).toBe('leader');
+  await eventually(async () => (await backend.campaign({ election, candidateId: 'a', leaseMs }).catch(() => null))?.role === 'leader', 'to lead', 20_000);
 
   cluster.isolate(cutOff, 'silent');
   const renewals: string[] = [];

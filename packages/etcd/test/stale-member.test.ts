@@ -2,7 +2,7 @@ import { afterAll, expect, test } from '@jest/globals';
 import { Etcd3 } from 'etcd3';
 import { OwnKeyChecks, ownKey } from '../src/etcd-own-keys';
 import { EtcdStore } from '../src/etcd-store';
-import { metricSum, privateEtcd } from './etcd-test-env';
+import { metricSum, privateEtcd, raftLeaderOf } from './etcd-test-env';
 
 // A leader renews by checking that its key is still there (a transaction of compares). etcd
 // answers a transaction with no read in it from the member's own copy, without asking the Raft
@@ -22,8 +22,7 @@ afterAll(async () => {
 
 test("a renewal's check of its key is never answered from the stale copy of a member cut off from its peers", async () => {
   const cluster = etcd.cluster;
-  const raftLeader = await cluster.leaderIndex();
-  if (raftLeader === null) throw new Error('the cluster has no Raft leader');
+  const raftLeader = await raftLeaderOf(cluster);
   const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
   const clientOf = (i: number) => {
     const client = new Etcd3({ hosts: `127.0.0.1:${cluster.members[i]!.port}` });
