@@ -53,12 +53,18 @@ export class SharedLease {
     private readonly onGranted: (askedSec: number, grantedSec: number) => void,
   ) {}
 
-  /** The lease id to attach a new key to, granting the lease first when there is none. */
-  async ensure(): Promise<string> {
+  /**
+   * The lease id to attach a new key to, granting the lease first when there is none. The grant
+   * goes through `store`, the caller's (its calls end when the caller gives up), and callers
+   * meanwhile share it. A grant caught in a change of Raft leader is lost by the old leader and
+   * waits for its deadline: bounded by the backend's request timeout, it held every campaign of
+   * the process for that long, where the next campaign's grant would go through the new leader.
+   */
+  async ensure(store: EtcdStore = this.store): Promise<string> {
     if (this.closed) throw new ConclaveError('CLOSED', 'the backend was closed', { backend: KIND });
     if (this.id !== null) return this.id;
     if (!this.granting) {
-      const granting = this.store.grant(this.ttlSec).then(
+      const granting = store.grant(this.ttlSec).then(
         (granted) => {
           this.onGranted(this.ttlSec, granted.ttlSec);
           this.id = granted.id;
