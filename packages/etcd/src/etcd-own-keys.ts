@@ -41,7 +41,6 @@ export class OwnKeyChecks {
   constructor(store: EtcdStore, maxOps: number) {
     const group = Math.max(1, Math.floor(maxOps / 2));
     this.batches = new TickBatcher(async (keys) => {
-      if (keys.length === 0) return [];
       const flat = keys.length <= maxOps;
       const size = flat ? Math.max(1, keys.length) : group;
       const groups: OwnKey[][] = [];

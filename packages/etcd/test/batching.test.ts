@@ -1,11 +1,11 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { Etcd3 } from 'etcd3';
 import type { WatchClient } from 'etcd3/lib/rpc';
 import { EtcdBackend } from '@conclave/etcd';
 import { startTcpProxy } from '@conclave/test-harness/tools';
 import { WatchStream } from '../src/etcd-watch-stream';
 import { PrefixWatch, type Wait } from '../src/etcd-prefix-watch';
-import { eventually, kvRequests, metricSum, privateEtcd, sleep } from './etcd-test-env';
+import { closedAfterAll, eventually, kvRequests, metricSum, privateEtcd, sleep } from './etcd-test-env';
 
 // A process that campaigns in thousands of elections at once (all its Electors started
 // together, or the successors of a process that led them all) sends their transactions in
@@ -13,10 +13,7 @@ import { eventually, kvRequests, metricSum, privateEtcd, sleep } from './etcd-te
 // change what one election sees.
 
 const etcd = privateEtcd();
-const opened: Array<{ close(): Promise<void> | void }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close();
-});
+const opened = closedAfterAll();
 
 function backend(): EtcdBackend {
   const b = new EtcdBackend({ hosts: etcd.hosts, prefix: 'batching/' });

@@ -4,8 +4,7 @@ import type { ElectionBackend } from '@conclave/core';
 import { EtcdBackend } from '@conclave/etcd';
 import { startEtcd, type EtcdCluster, type StartEtcdOptions } from '@conclave/etcd/testing';
 import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
-import { performance } from 'node:perf_hooks';
-import { delay } from '@conclave/test-harness';
+import { waitFor } from '@conclave/test-harness';
 
 export interface PrivateEtcd {
   readonly cluster: EtcdCluster;
@@ -86,13 +85,21 @@ export function kvRequests(port: number): Promise<number> {
  * start an election, and a cluster just started may still hold its first one.
  */
 export async function raftLeaderOf(cluster: EtcdCluster, timeoutMs = 30_000): Promise<number> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
+  // Wrapped: index 0 is a leader too.
+  const found = await waitFor(async () => {
     const index = await cluster.leaderIndex();
-    if (index !== null) return index;
-    if (performance.now() > until) throw new Error(`no Raft leader within ${timeoutMs} ms`);
-    await delay(100);
-  }
+    return index === null ? null : { index };
+  }, 'a Raft leader', timeoutMs, 100);
+  return found.index;
+}
+
+/** What a test file opens (backends, clients, proxies): closed after its tests, the newest first. */
+export function closedAfterAll(): Array<{ close(): Promise<void> | void }> {
+  const opened: Array<{ close(): Promise<void> | void }> = [];
+  afterAll(async () => {
+    for (const o of opened.reverse()) await o.close();
+  });
+  return opened;
 }
 
 export { waitFor as eventually, delay as sleep } from '@conclave/test-harness';

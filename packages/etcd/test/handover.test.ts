@@ -1,17 +1,14 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import { EtcdBackend } from '@conclave/etcd';
-import { kvRequests as kvRequestsOf, metricSum, privateEtcd, sleep } from './etcd-test-env';
+import { closedAfterAll, kvRequests as kvRequestsOf, metricSum, privateEtcd, sleep } from './etcd-test-env';
 
 // A leader's release starts its successor's term in the same transaction (the successor's token
 // offset written, as its own campaign would). The successor's campaign then only reads. The
 // successor's token must still be above the token floor as it is at the release.
 
 const etcd = privateEtcd();
-const opened: Array<{ close(): Promise<void> | void }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close();
-});
+const opened = closedAfterAll();
 
 function backend(): EtcdBackend {
   const b = new EtcdBackend({ hosts: etcd.hosts, prefix: 'handover/' });

@@ -1,9 +1,9 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import { EtcdBackend } from '@conclave/etcd';
 import { startTcpProxy, type TcpProxy } from '@conclave/test-harness/tools';
 import type { PredecessorWatches } from '../src/etcd-watches';
-import { eventually, metricSum, privateEtcd, raftLeaderOf, sleep } from './etcd-test-env';
+import { closedAfterAll, eventually, metricSum, privateEtcd, raftLeaderOf, sleep } from './etcd-test-env';
 
 // A member cut off from its peers applies none of the changes the others make, so a watch standing
 // on it stays open and silent: a follower whose watch stands there would not see its predecessor
@@ -13,10 +13,7 @@ import { eventually, metricSum, privateEtcd, raftLeaderOf, sleep } from './etcd-
 // must be refused at once and answered by another, not held there until its deadline.
 
 const etcd = privateEtcd({ members: 3, peerLinks: true });
-const opened: Array<{ close(): Promise<void> | void }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close();
-});
+const opened = closedAfterAll();
 
 /** Long enough that no lease lapses during the test: only the watch can wake the follower. */
 const LEASE_MS = 30_000;
@@ -34,17 +31,14 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
   const cluster = etcd.cluster;
   const raftLeader = await raftLeaderOf(cluster);
   const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
-  const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
   const election = `isolated-${process.pid}`;
   const prefix = 'isolated/';
 
-  const leader = new EtcdBackend({ hosts: [hostOf(raftLeader)], prefix });
+  const leader = new EtcdBackend({ hosts: [etcd.hosts[raftLeader]!], prefix });
   opened.push(leader);
-  let token: number | null = null;
-  await eventually(async () => {
+  const token = await eventually(async () => {
     const res = await leader.campaign({ election, candidateId: 'l', leaseMs: LEASE_MS }).catch(() => null);
-    token = res?.role === 'leader' ? res.token : null;
-    return token !== null;
+    return res?.role === 'leader' ? res.token : null;
   }, 'the first candidate to lead', 20_000);
 
   // The follower reaches the two other members through proxies, so that its watch can be made to
@@ -56,7 +50,7 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
     opened.push(proxy);
     proxies.set(i, proxy);
   }
-  const hosts = cluster.members.map((_, i) => proxies.get(i)?.address ?? hostOf(i));
+  const hosts = etcd.hosts.map((host, i) => proxies.get(i)?.address ?? host);
   const follower = new EtcdBackend({ hosts, prefix, requestTimeoutMs: 2_000 });
   opened.push(follower);
   let woken = 0;
@@ -75,7 +69,7 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
     let ledAfterMs: number | null = null;
     try {
       const before = woken;
-      await leader.release({ election, candidateId: 'l', token: token! });
+      await leader.release({ election, candidateId: 'l', token });
       while (performance.now() - cutAt < CUT_OFF_MS) {
         if (wokenAfterMs === null && woken > before) wokenAfterMs = performance.now() - cutAt;
         if (wokenAfterMs !== null) {
@@ -102,11 +96,10 @@ test('a leader whose calls go to a member cut off from its peers, or to another,
   const cluster = etcd.cluster;
   const raftLeader = await raftLeaderOf(cluster);
   const cutOff = cluster.members.findIndex((_, i) => i !== raftLeader);
-  const hostOf = (i: number) => `127.0.0.1:${cluster.members[i]!.port}`;
   const election = `isolated-renew-${process.pid}`;
   const leaseMs = 3_000;
   // Each call goes to one of the two members at random.
-  const backend = new EtcdBackend({ hosts: [hostOf(cutOff), hostOf(raftLeader)], prefix: 'isolated/' });
+  const backend = new EtcdBackend({ hosts: [etcd.hosts[cutOff]!, etcd.hosts[raftLeader]!], prefix: 'isolated/' });
   opened.push(backend);
   await eventually(async () => (await backend.campaign({ election, candidateId: 'a', leaseMs }).catch(() => null))?.role === 'leader', 'to lead', 20_000);
 
@@ -117,19 +110,17 @@ test('a leader whose calls go to a member cut off from its peers, or to another,
     // Its term may have lapsed meanwhile: lead again, until a renewal holds. A renewal's keep-alive
     // is then answered on a stream through the other member (the cut-off one answers none): the
     // stream it had through the cut-off member, if any, is gone, and the stream stays where it is.
-    let token: number | null = null;
-    await eventually(async () => {
+    const token = await eventually(async () => {
       const res = await backend.campaign({ election, candidateId: 'a', leaseMs }).catch(() => null);
-      token = res?.role === 'leader' ? res.token : null;
-      if (token === null) return false;
-      const renewed = await backend.renew({ election, candidateId: 'a', token, leaseMs, deadlineMs: performance.now() + 1_000 }).catch(() => null);
-      return renewed?.held === true;
+      if (res?.role !== 'leader') return null;
+      const renewed = await backend.renew({ election, candidateId: 'a', token: res.token, leaseMs, deadlineMs: performance.now() + 1_000 }).catch(() => null);
+      return renewed?.held === true ? res.token : null;
     }, 'to lead and renew with the member cut off', 15_000);
     // Ten renewals, each given a second, spaced so that the cut-off member is tried again (a member
     // that refused a call is shunned for a second): each one's check goes to either member.
     for (let i = 0; i < 10; i++) {
       const res = await backend
-        .renew({ election, candidateId: 'a', token: token!, leaseMs, deadlineMs: performance.now() + 1_000 })
+        .renew({ election, candidateId: 'a', token, leaseMs, deadlineMs: performance.now() + 1_000 })
         .then((r) => (r.held ? 'held' : 'lost'), (err: { code?: string }) => err.code ?? 'error');
       renewals.push(res);
       await sleep(400);
@@ -146,7 +137,7 @@ test('a lease grant lost in a change of Raft leader holds the campaigns only unt
   const follower = cluster.members.findIndex((_, i) => i !== raftLeader);
   // A member that forwards the grant to the Raft leader, and waits for it (etcd's own request
   // timeout, 5 s + 2 election timeouts) when that leader dies with it.
-  const backend = new EtcdBackend({ hosts: [`127.0.0.1:${cluster.members[follower]!.port}`], prefix: 'isolated/', requestTimeoutMs: 10_000 });
+  const backend = new EtcdBackend({ hosts: [etcd.hosts[follower]!], prefix: 'isolated/', requestTimeoutMs: 10_000 });
   opened.push(backend);
   const election = `isolated-grant-${process.pid}`;
   await cluster.members[raftLeader]!.kill();

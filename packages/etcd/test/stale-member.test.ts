@@ -1,8 +1,8 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { Etcd3 } from 'etcd3';
 import { OwnKeyChecks, ownKey } from '../src/etcd-own-keys';
 import { EtcdStore } from '../src/etcd-store';
-import { metricSum, privateEtcd, raftLeaderOf } from './etcd-test-env';
+import { closedAfterAll, metricSum, privateEtcd, raftLeaderOf } from './etcd-test-env';
 
 // A leader renews by checking that its key is still there (a transaction of compares). etcd
 // answers a transaction with no read in it from the member's own copy, without asking the Raft
@@ -15,10 +15,7 @@ import { metricSum, privateEtcd, raftLeaderOf } from './etcd-test-env';
 
 const ELECTION_TIMEOUT_MS = 5_000;
 const etcd = privateEtcd({ members: 3, peerLinks: true, heartbeatMs: 100, electionTimeoutMs: ELECTION_TIMEOUT_MS, startTimeoutMs: 60_000 });
-const opened: Array<{ close(): Promise<void> | void }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close();
-});
+const opened = closedAfterAll();
 
 test("a renewal's check of its key is never answered from the stale copy of a member cut off from its peers", async () => {
   const cluster = etcd.cluster;

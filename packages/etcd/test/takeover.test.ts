@@ -1,9 +1,9 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { Etcd3 } from 'etcd3';
 import { EtcdBackend } from '@conclave/etcd';
 import type { ElectionKeys } from '../src/etcd-store';
 import type { PredecessorWatches } from '../src/etcd-watches';
-import { eventually, kvRequests as kvRequestsOf, metricSum, privateEtcd } from './etcd-test-env';
+import { closedAfterAll, eventually, kvRequests as kvRequestsOf, metricSum, privateEtcd } from './etcd-test-env';
 
 // A follower whose predecessor went without handing over (a crash: its lease went) starts its
 // term in the transaction that reads the election, when its key heads the queue with no fence and
@@ -11,10 +11,7 @@ import { eventually, kvRequests as kvRequestsOf, metricSum, privateEtcd } from '
 // whose floor moved, must not start a term in that transaction.
 
 const etcd = privateEtcd();
-const opened: Array<{ close(): Promise<void> | void }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close();
-});
+const opened = closedAfterAll();
 
 function backend(): EtcdBackend {
   const b = new EtcdBackend({ hosts: etcd.hosts, prefix: 'takeover/' });
