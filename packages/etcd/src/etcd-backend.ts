@@ -193,7 +193,7 @@ export class EtcdBackend implements ElectionBackend {
    */
   private async campaignRounds(election: string, key: string, mine: CandidateValue, ttlSec: number, start: number, store: EtcdStore): Promise<CampaignResult> {
     const lease = this.leaseFor(ttlSec);
-    const leaseId = await store.bounded(lease.ensure(store), 'lease grant', election);
+    const leaseId = await lease.ensure(store, election);
     const fenceKey = this.keys.fence(election);
     const floorKey = this.keys.floor(election);
     const reads = [op.queue(this.keys.candidates(election), 2), op.get(fenceKey), op.get(floorKey), op.get(key)];

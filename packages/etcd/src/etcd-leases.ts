@@ -54,32 +54,44 @@ export class SharedLease {
   ) {}
 
   /**
-   * The lease id to attach a new key to, granting the lease first when there is none. The grant
-   * goes through `store`, the caller's (its calls end when the caller gives up), and callers
-   * meanwhile share it. A grant caught in a change of Raft leader is lost by the old leader and
-   * waits for its deadline: bounded by the backend's request timeout, it held every campaign of
-   * the process for that long, where the next campaign's grant would go through the new leader.
+   * The lease id to attach a new key to, granting the lease first when there is none; callers
+   * meanwhile share the grant in flight, each waiting for it until it gives up (`store`'s
+   * deadline). One that gives up stops the sharing: the next caller sends a grant of its own. A
+   * grant caught in a change of Raft leader is lost with the old leader and waits for the
+   * request timeout, and every campaign of the process waited with it; a new grant goes through
+   * the new leader. The grant given up on still runs: when the commit was only slow, it is the
+   * lease, unless another was granted first (then it is revoked).
    */
-  async ensure(store: EtcdStore = this.store): Promise<string> {
+  async ensure(store: EtcdStore, election: string): Promise<string> {
     if (this.closed) throw new ConclaveError('CLOSED', 'the backend was closed', { backend: KIND });
     if (this.id !== null) return this.id;
-    if (!this.granting) {
-      const granting = store.grant(this.ttlSec).then(
-        (granted) => {
-          this.onGranted(this.ttlSec, granted.ttlSec);
-          this.id = granted.id;
-          this.last = granted;
-          this.schedule();
-          return granted.id;
-        },
-      );
-      this.granting = granting;
-      granting.then(
-        () => (this.granting = null),
-        () => (this.granting = null),
-      );
-    }
-    return this.granting;
+    const granting = this.granting ?? this.grant();
+    return store.bounded(granting, 'lease grant', election).catch((err: unknown) => {
+      if (this.granting === granting) this.granting = null;
+      throw err;
+    });
+  }
+
+  /** Sends a grant, shared until it ends or a caller gives up on it. */
+  private grant(): Promise<string> {
+    const granting = this.store.grant(this.ttlSec).then((granted) => {
+      if (this.id !== null) {
+        // Another grant answered first: this lease holds no key.
+        void this.store.revoke(granted.id).catch(() => undefined);
+        return this.id;
+      }
+      this.onGranted(this.ttlSec, granted.ttlSec);
+      this.id = granted.id;
+      this.last = granted;
+      this.schedule();
+      return granted.id;
+    });
+    this.granting = granting;
+    const done = () => {
+      if (this.granting === granting) this.granting = null;
+    };
+    granting.then(done, done);
+    return granting;
   }
 
   /** Whether `id` is the lease this process keeps alive now. */
