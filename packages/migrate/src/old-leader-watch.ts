@@ -25,8 +25,11 @@ import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/co
  *   its `to` lease until its session expires.
  *
  * Looks are made in the background at most every half lease while following or leading, and
- * one is awaited (briefly) before each new term. Errors and slow answers count as "`from` unknown": `from` may be gone for good
- * once the migration is over, and then `to-only` candidates lead on `to` alone.
+ * one is awaited (briefly) before each new term. A new term waits for `from`'s answer: one still
+ * awaited is no answer that `from` is free (a loaded `from` would otherwise let a to-only
+ * candidate lead beside the old node it has not yet shown). A look that fails, or is unanswered
+ * for a lease, counts as "`from` unknown": `from` may be gone for good once the migration is
+ * over, and then `to-only` candidates lead on `to` alone.
  */
 export class OldLeaderWatch {
   /** `from`'s leader as first seen in its present term, by election. */
@@ -85,17 +88,23 @@ export class OldLeaderWatch {
   /**
    * `from`'s leader before a new term on `to`, from a new look awaited for at most `waitMs`
    * (unless `from` was found unknown less than half a lease ago: then at once). Resolves to the
-   * leader, null when `from` has none or its leader's term is a dual one, or undefined when
-   * `from` is unknown (it failed or did not answer in time).
+   * leader, null when `from` has none or its leader's term is a dual one, undefined when `from`
+   * is unknown (the look failed, or went unanswered for a lease), or `'looking'` when the look is
+   * still awaited and no look answered in the last half lease: no term until `from` answers.
    */
-  async leaderBeforeTerm(election: string, leaseMs: number, waitMs: number): Promise<LeaderInfo | null | undefined> {
+  async leaderBeforeTerm(election: string, leaseMs: number, waitMs: number): Promise<LeaderInfo | null | undefined | 'looking'> {
     const last = this.looks.get(election);
     if (last && !last.known && performance.now() - last.at < leaseMs / 2) return undefined;
     const look = this.pending.get(election) ?? this.look(election, leaseMs);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([look, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
-    if (this.pending.get(election) === look || !this.looks.get(election)?.known) return undefined;
+    if (this.pending.get(election) === look) {
+      // Still awaited: the last look answered tells, when recent enough (as a background look would).
+      if (!last?.known || performance.now() - last.at >= leaseMs / 2) return 'looking';
+    } else if (!this.looks.get(election)?.known) {
+      return undefined;
+    }
     const seen = this.sightings.get(election);
     return seen && !seen.dual ? seen : null;
   }
@@ -110,8 +119,7 @@ export class OldLeaderWatch {
   }
 
   private look(election: string, leaseMs: number): Promise<void> {
-    const look = this.from
-      .getLeader(election)
+    const look = withinLease(this.from.getLeader(election), leaseMs)
       .then(
         (leader) => {
           this.record(election, leader, leaseMs);
@@ -155,4 +163,14 @@ export class OldLeaderWatch {
     const onTo = this.toLeaders.get(election);
     return onTo !== undefined && onTo.candidateId === candidateId && at - onTo.at <= leaseMs;
   }
+}
+
+/** `answer`, or a rejection once it has been awaited for `leaseMs` (a `from` that hangs is unknown). */
+function withinLease<T>(answer: Promise<T>, leaseMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer within a lease')), leaseMs);
+    timer.unref?.();
+  });
+  return Promise.race([answer, expired]).finally(() => clearTimeout(timer));
 }

@@ -10,7 +10,7 @@ const FROM_LOOK_WAIT_MS = 1000;
  *
  * Old `from`-only nodes beside `to-only` nodes share no lease. A to-only candidate keeps that
  * mix from making two leaders where it can (OldLeaderWatch): it starts no term on `to` while
- * `from` shows a leader, and once the same `from` term has lasted longer than a dead candidate
+ * `from` shows a leader or has yet to answer whether it does, and once the same `from` term has lasted longer than a dead candidate
  * can be shown (an old node, not a dual one passing through nor a dead one) it refuses to lead
  * at all (MIGRATION_CONFLICT, which the Elector logs as an error and reports in health()) until
  * `from` shows no leader or another term. A to-only leader keeps looking at `from` while it
@@ -37,9 +37,12 @@ export class ToOnlyCampaign {
       this.oldLeaders.lookSoon(election, leaseMs);
       return result;
     }
-    const onFrom = await this.oldLeaders.leaderBeforeTerm(election, leaseMs, Math.min(leaseMs / 4, FROM_LOOK_WAIT_MS));
+    const waitMs = Math.min(leaseMs / 4, FROM_LOOK_WAIT_MS);
+    const onFrom = await this.oldLeaders.leaderBeforeTerm(election, leaseMs, waitMs);
     if (!onFrom) return result; // no leader on `from`, or `from` unknown (gone or down)
     await settle(this.to.release({ election, candidateId, token: result.token }));
+    // `from` has not answered yet: no term until it does (or fails); campaign again soon.
+    if (onFrom === 'looking') return { role: 'follower', leaderId: null, token: null, leaseRemainingMs: Math.ceil(waitMs) };
     const found = this.oldLeaders.conflict(election);
     if (found) throw new ConclaveError('MIGRATION_CONFLICT', found, { backend: KIND, election });
     // An old node, or a dual one passing through `from`'s head: look again in half a lease.

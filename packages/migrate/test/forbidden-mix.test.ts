@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
+import { MysqlBackend } from '@conclave/mysql';
 import { checkSplitBrain, delay, waitFor } from '@conclave/test-harness';
+import { startTcpProxy } from '@conclave/test-harness/tools';
 import type { ZookeeperServer } from '@conclave/zookeeper/testing';
-import { LEASE_MS, MixedFleet, zookeeperToMysql, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
+import { LEASE_MS, MixedFleet, MYSQL_URI, zookeeperBackend, zookeeperToMysql, SESSION_TIMEOUT_MS, startTestZookeeper } from './migration-fixtures';
 
 // The mix the rollout must never run: old ZooKeeper-only nodes beside to-only nodes (they share
 // no lease). A to-only candidate starts no term on MySQL while ZooKeeper shows a leader, and the
@@ -90,5 +92,40 @@ test('to-only candidates started beside an old ZooKeeper leader never lead, repo
     expect(fleet.doubleLeaderSamples).toEqual([]);
   } finally {
     await fleet.close();
+  }
+});
+
+test('a to-only candidate whose ZooKeeper has not answered yet (its link held for half a lease) does not lead beside the old leader meanwhile', async () => {
+  const leaseMs = 2_000;
+  // Longer than a new term waits for its look at `from` (a quarter lease), shorter than a look is
+  // awaited before `from` counts as gone (a lease) and than ZooKeeper's request timeout.
+  const heldMs = leaseMs / 2;
+  const proxy = await startTcpProxy({ targetPort: zk.port });
+  // The to-only candidate's ZooKeeper session is up before its link is held: its look waits for
+  // an answer on an open session, as on a loaded server.
+  const slowFrom = zookeeperBackend({ connect: proxy.address });
+  let toOnlyFrom = false;
+  const fleet = new MixedFleet(
+    { oldKind: 'zookeeper', from: () => (toOnlyFrom ? slowFrom : zookeeperBackend(zk)), to: () => new MysqlBackend({ uri: MYSQL_URI }) },
+    undefined,
+    leaseMs,
+  );
+  try {
+    const old = await fleet.add('old');
+    await waitFor(() => old.isLeader(), 'the old candidate to lead on ZooKeeper', 20_000);
+    await slowFrom.getLeader(fleet.election);
+    fleet.startSampling();
+    toOnlyFrom = true;
+    proxy.blackhole();
+    const toOnly = await fleet.add('to-only');
+    await delay(heldMs);
+    proxy.resume();
+    await waitFor(() => (toOnly.health().ok ? null : toOnly.health()), 'the to-only candidate to report the conflict', SESSION_TIMEOUT_MS + 3 * leaseMs, 10);
+    expect(old.isLeader()).toBe(true);
+    expect(fleet.doubleLeaderSamples).toEqual([]);
+    expect(fleet.history.events.filter((e) => e.kind === 'elected' && e.candidateId.startsWith('to-only'))).toEqual([]);
+  } finally {
+    await fleet.close();
+    await proxy.close();
   }
 });

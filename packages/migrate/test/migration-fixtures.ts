@@ -11,8 +11,8 @@ export const MYSQL_URI = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0
 export const SESSION_TIMEOUT_MS = 3000;
 export const LEASE_MS = 1500;
 
-/** A backend on the test's private ZooKeeper, with the tests' session timeout. */
-export function zookeeperBackend(zk: ZookeeperServer): ZookeeperBackend {
+/** A backend on the test's private ZooKeeper (or a proxy to it), with the tests' session timeout. */
+export function zookeeperBackend(zk: Pick<ZookeeperServer, 'connect'>): ZookeeperBackend {
   return new ZookeeperBackend({ connect: zk.connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 3000 });
 }
 
@@ -66,6 +66,7 @@ export class MixedFleet {
   constructor(
     private readonly pair: MigrationPair,
     readonly election = `migration-${randomBytes(4).toString('hex')}`,
+    readonly leaseMs = LEASE_MS,
   ) {}
 
   backend(kind: NodeKind): ElectionBackend {
@@ -81,7 +82,7 @@ export class MixedFleet {
       backend: this.backend(kind),
       election: this.election,
       candidateId: `${kind === 'old' ? this.pair.oldKind : kind}-${++this.counter}`,
-      leaseMs: LEASE_MS,
+      leaseMs: this.leaseMs,
     });
     this.electors.push(elector);
     this.history.attach(elector);

@@ -4,8 +4,9 @@ import { ControlledBackend, delay } from '@conclave/test-harness';
 import { OldLeaderWatch } from '../src/old-leader-watch';
 
 // What a to-only candidate concludes from `from`'s leader (the forbidden-mix guard), on the
-// in-process backend: no leader, a leader, the same term for a lease (a conflict), and a `from`
-// that fails or does not answer (unknown, so the guard never blocks a finished migration).
+// in-process backend: no leader, a leader, the same term for a lease (a conflict), a `from` that
+// has not answered yet (no term until it does), and one that fails or stays silent for a lease
+// (unknown, so the guard never blocks a finished migration).
 const LEASE_MS = 1000;
 const WAIT_MS = 100;
 
@@ -50,20 +51,41 @@ test('a new from term or no leader clears the conflict', async () => {
   expect(watch.conflict('e')).toBeUndefined();
 });
 
-test('a from that does not answer or fails is unknown, within the wait, and remembered for half a lease', async () => {
+test('a from that has not answered yet blocks a term (looking), one unanswered for a lease is unknown', async () => {
   const { from, watch } = setup();
+  await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
   from.hang();
-  let started = performance.now();
-  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
+  const started = performance.now();
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBe('looking');
   expect(performance.now() - started).toBeLessThan(WAIT_MS + 200);
+  // Asked again while the look is awaited: still no answer, still no term.
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBe('looking');
+  await delay(LEASE_MS - 2 * WAIT_MS + 50);
+  // Unanswered for a lease: from counts as gone.
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
   from.unhang();
+});
+
+test('a look still awaited defers to one answered in the last half lease', async () => {
+  const { from, watch } = setup();
+  await from.campaign({ election: 'e', candidateId: 'old-1', leaseMs: 10_000 });
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toMatchObject({ candidateId: 'old-1' });
+  from.hang();
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toMatchObject({ candidateId: 'old-1' });
+  await delay(LEASE_MS / 2);
+  expect(await watch.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBe('looking');
+  from.unhang();
+});
+
+test('a from that fails is unknown at once, and remembered for half a lease', async () => {
+  const { from } = setup();
   from.failCalls(true);
   await delay(10);
   const failing = new OldLeaderWatch(from, 'mysql');
   expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
   // Remembered: the next term neither waits on a from known to be down nor asks it again.
   const asked = from.calls.length;
-  started = performance.now();
+  const started = performance.now();
   expect(await failing.leaderBeforeTerm('e', LEASE_MS, WAIT_MS)).toBeUndefined();
   expect(performance.now() - started).toBeLessThan(WAIT_MS);
   expect(from.calls.length).toBe(asked);
