@@ -66,9 +66,8 @@ const REQUIREMENTS = [
 ];
 
 /**
- * Shared servers the tests connect to, with the variable each test reads to find another one.
- * PostgreSQL (127.0.0.1:5432) runs on the development machine but no test uses it yet; a backend
- * that does adds one entry here.
+ * Shared servers the tests connect to, with the variable each test reads to find another one. A
+ * backend whose tests use a shared server adds one entry here.
  */
 const SERVICES = [
   {
@@ -84,6 +83,13 @@ const SERVICES = [
     defaultUrl: 'redis://127.0.0.1:6379',
     defaultPort: 6379,
     start: 'sudo apt-get install redis-server && sudo service redis-server start',
+  },
+  {
+    name: 'PostgreSQL',
+    env: 'CONCLAVE_POSTGRES_URI',
+    defaultUrl: 'postgres://root@127.0.0.1:5432/test',
+    defaultPort: 5432,
+    start: 'sudo apt-get install postgresql && sudo service postgresql start',
   },
 ];
 
@@ -163,7 +169,7 @@ function zookeeperClasspathProblem(env = process.env) {
 }
 
 /**
- * The host:port pairs of a mysql:// or redis:// URL (redis://h1,h2:6380 lists several), with
+ * The host:port pairs of a mysql://, postgres:// or redis:// URL (redis://h1,h2:6380 lists several), with
  * `defaultPort` where none is given. Throws on a URL it cannot read.
  */
 function urlAddresses(url, defaultPort) {

@@ -63,6 +63,7 @@ describe('prepare-test-env', () => {
   it('reads addresses from URLs, with default ports and quorum lists', () => {
     expect(env.urlAddresses('mysql://root@127.0.0.1:3306/test', 3306)).toEqual([{ host: '127.0.0.1', port: 3306 }]);
     expect(env.urlAddresses('mysql://u:p@db/app?table=t', 3306)).toEqual([{ host: 'db', port: 3306 }]);
+    expect(env.urlAddresses('postgres://root@127.0.0.1/test', 5432)).toEqual([{ host: '127.0.0.1', port: 5432 }]);
     expect(env.urlAddresses('redis://a:7000,b,[::1]:7002/1', 6379)).toEqual([
       { host: 'a', port: 7000 },
       { host: 'b', port: 6379 },
@@ -76,6 +77,7 @@ describe('prepare-test-env', () => {
     expect(targets.map((t: { url: string; fromEnv: boolean }) => [t.url, t.fromEnv])).toEqual([
       ['mysql://root@127.0.0.1:3306/test', false],
       ['redis://10.0.0.9:6380', true],
+      ['postgres://root@127.0.0.1:5432/test', false],
     ]);
     const down = env.serviceMessage(targets[0], targets[0].addresses[0], 'connection refused');
     expect(down).toBe(
@@ -98,11 +100,15 @@ describe('prepare-test-env', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as { port: number }).port;
     await new Promise((resolve) => probe.close(resolve));
-    const urls = { CONCLAVE_MYSQL_URI: `mysql://root@127.0.0.1:${port}/test`, CONCLAVE_REDIS_URL: `redis://127.0.0.1:${port}` };
+    const urls = {
+      CONCLAVE_MYSQL_URI: `mysql://root@127.0.0.1:${port}/test`,
+      CONCLAVE_REDIS_URL: `redis://127.0.0.1:${port}`,
+      CONCLAVE_POSTGRES_URI: `postgres://root@127.0.0.1:${port}/test`,
+    };
     const logged: string[] = [];
 
     const once = await env.checkServices(urls, (line: string) => logged.push(line));
-    expect(once).toHaveLength(2);
+    expect(once).toHaveLength(3);
     expect(logged).toEqual([]);
 
     const late = createServer((s) => s.destroy());
@@ -113,7 +119,7 @@ describe('prepare-test-env', () => {
     await new Promise((resolve) => late.close(resolve));
     expect(waited).toEqual([]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
-    expect(logged).toHaveLength(2);
+    expect(logged).toHaveLength(3);
     expect(logged[0]).toMatch(/^npm test: MariaDB at 127\.0\.0\.1:\d+: connection refused; trying again for up to 30 s/);
   });
 
