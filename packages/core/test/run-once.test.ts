@@ -3,15 +3,18 @@ import { delay } from '@conclave/test-harness';
 
 const LEASE_MS = 600;
 
-function candidate(store: MemoryStore, id: string): Elector {
-  return new Elector({ backend: new MemoryBackend({ store }), election: 'once', candidateId: id, leaseMs: LEASE_MS });
+function candidate(store: MemoryStore, id: string, leaseMs = LEASE_MS): Elector {
+  return new Elector({ backend: new MemoryBackend({ store }), election: 'once', candidateId: id, leaseMs });
 }
 
 describe('Elector.runOnce', () => {
   test('elected: runs the task once with the token, holds the lease until holdAtLeastMs after it started, then releases', async () => {
     const store = new MemoryStore();
-    const a = candidate(store, 'a');
-    const b = candidate(store, 'b');
+    // Leases longer than the hold and than a stall of a loaded machine: a process stalled for
+    // longer than its lease loses it, and its term ends before the hold (rightly), which is not
+    // what this test looks at.
+    const a = candidate(store, 'a', 5_000);
+    const b = candidate(store, 'b', 5_000);
     let runs = 0;
     let taskStartedAt = 0;
     const outcome = a.runOnce(
