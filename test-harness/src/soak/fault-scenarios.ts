@@ -13,7 +13,10 @@ export interface ScenarioOutcome {
   faultAtMs: number;
   successorElectedAtMs: number | null;
   victimRevokedAtMs: number | null;
-  /** The victim's guarded writes and work after the fault began, with its old token. */
+  /**
+   * The victim's guarded writes, with its old token, stamped after the fault began (a frozen
+   * leader: after it was woken, as a write stamped before the stop took effect was still its own).
+   */
   victimWritesAfter: { accepted: number; rejected: number; failed: number };
   victimWorkAfterSuccessor: number;
 }
@@ -31,10 +34,16 @@ async function waitForSuccessor(cluster: FaultCluster, victim: string, timeoutMs
   return null;
 }
 
-function outcome(cluster: FaultCluster, victim: string, faultAtMs: number, successor: { id: string; atMs: number } | null): ScenarioOutcome {
+function outcome(
+  cluster: FaultCluster,
+  victim: string,
+  faultAtMs: number,
+  successor: { id: string; atMs: number } | null,
+  writesFromMs = faultAtMs,
+): ScenarioOutcome {
   const proc = cluster.processes.find((p) => p.key === victim)!;
   const revoked = proc.reports.find((r) => r.type === 'revoked' && r.atMs >= faultAtMs);
-  const writes = proc.writes().filter((w) => w.atMs >= faultAtMs);
+  const writes = proc.writes().filter((w) => w.atMs >= writesFromMs);
   const work = proc.history().filter((e) => e.kind === 'work' && successor && e.atMs >= successor.atMs);
   return {
     victim,
@@ -65,15 +74,19 @@ export async function frozenLeaderScenario(cluster: FaultCluster, takeoverTimeou
   const faultAtMs = monotonicMs();
   slot.frozen = true;
   proc.freeze();
+  // SIGSTOP takes effect a little after it is sent: a write stamped in between, while the lease
+  // still ran, is the leader's own. Once SIGCONT is sent, every stamp is one taken after waking.
+  let wokenAtMs = faultAtMs;
   try {
     await delay(Math.round(cluster.leaseMs * 1.5));
   } finally {
+    wokenAtMs = monotonicMs();
     proc.thaw();
     slot.frozen = false;
   }
   const successor = await waitForSuccessor(cluster, victim, takeoverTimeoutMs);
   await delay(500); // what the sleeper does on waking
-  return outcome(cluster, victim, faultAtMs, successor);
+  return outcome(cluster, victim, faultAtMs, successor, wokenAtMs);
 }
 
 /**
