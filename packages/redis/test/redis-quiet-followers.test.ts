@@ -151,9 +151,11 @@ describe('on a master that sends keyspace events but not expiries (notify-keyspa
     expect(pttl).toBeGreaterThan(0);
     await waitFor(() => b.isLeader(), 2 * LEASE_MS, 'the follower to take over');
     expect(b.token!).toBeGreaterThan(tokenA);
-    // Never before the lease ended on the server; at most a few tens of ms after.
+    // Never before the lease ended on the server; after it, by less than a follower poll (300 ms)
+    // or a renew interval (500 ms), the timings it would have if it were not timed by the last
+    // renewal pushed. (How soon after the end is the bench's to measure, not a test's.)
     expect(electedAt).toBeGreaterThanOrEqual(before + pttl - 2);
-    expect(electedAt - (after + pttl)).toBeLessThan(80);
+    expect(electedAt - (after + pttl)).toBeLessThan(250);
     // One campaign, timed by the last renewal pushed.
     expect(follower.campaigns() - campaigns0).toBe(1);
   }, 20_000);
