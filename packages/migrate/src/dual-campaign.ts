@@ -7,6 +7,7 @@ import {
   type ElectionBackend,
   type RenewResult,
 } from '@conclave/core';
+import { withTimeout } from '@conclave/core/internal';
 import { CampaignTurns } from './campaign-turns';
 import type { DualState, DualTerm } from './dual-state';
 import { KIND, settle, termKey, validate } from './side-requests';
@@ -197,24 +198,11 @@ export class DualCampaign {
   }
 
   /** `call`, or BACKEND_UNAVAILABLE when `to` has not answered it within half the lease. */
-  private async withinHalfLease<T>(call: Promise<T>, request: { election: string; leaseMs: number }, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the ${what} in time`, {
-              backend: KIND,
-              election: request.election,
-            }),
-          ),
-        Math.max(1, Math.floor(request.leaseMs / 2)),
-      );
-    });
-    try {
-      return await Promise.race([call, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private withinHalfLease<T>(call: Promise<T>, request: { election: string; leaseMs: number }, what: string): Promise<T> {
+    return withTimeout(
+      call,
+      Math.max(1, Math.floor(request.leaseMs / 2)),
+      () => new ConclaveError('BACKEND_UNAVAILABLE', `${this.to.kind} did not answer the ${what} in time`, { backend: KIND, election: request.election }),
+    );
   }
 }

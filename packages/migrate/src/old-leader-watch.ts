@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/core';
+import { withTimeout } from '@conclave/core/internal';
 
 /**
  * What a `to-only` candidate knows of `from`'s leader, to keep the one forbidden mix — old
@@ -119,7 +120,8 @@ export class OldLeaderWatch {
   }
 
   private look(election: string, leaseMs: number): Promise<void> {
-    const look = withinLease(this.from.getLeader(election), leaseMs)
+    // A `from` that hangs for a lease is unknown.
+    const look = withTimeout(this.from.getLeader(election), leaseMs, () => new Error('no answer within a lease'))
       .then(
         (leader) => {
           this.record(election, leader, leaseMs);
@@ -163,14 +165,4 @@ export class OldLeaderWatch {
     const onTo = this.toLeaders.get(election);
     return onTo !== undefined && onTo.candidateId === candidateId && at - onTo.at <= leaseMs;
   }
-}
-
-/** `answer`, or a rejection once it has been awaited for `leaseMs` (a `from` that hangs is unknown). */
-function withinLease<T>(answer: Promise<T>, leaseMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('no answer within a lease')), leaseMs);
-    timer.unref?.();
-  });
-  return Promise.race([answer, expired]).finally(() => clearTimeout(timer));
 }

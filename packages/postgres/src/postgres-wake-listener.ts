@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PoolClient, Notification } from 'pg';
+import { withTimeout } from '@conclave/core/internal';
 import { destroy, type PostgresExecutor } from './postgres-pool';
 
 /** First wait before the listening connection is opened again after a loss, ms; doubles up to RECONNECT_MAX_MS. */
@@ -92,14 +93,7 @@ export class PostgresWakeListener {
       client.on('error', onLost);
       client.on('end', onLost);
       // Bounded like every statement: a frozen server must not keep the listener from retrying.
-      let timer: NodeJS.Timeout | undefined;
-      const listen = client.query(`LISTEN "${this.channel}"`);
-      listen.catch(() => undefined);
-      try {
-        await Promise.race([listen, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('LISTEN timed out')), this.timeoutMs)))]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await withTimeout(client.query(`LISTEN "${this.channel}"`), this.timeoutMs, () => new Error('LISTEN timed out'));
       if (this.client !== client) return;
       this.listening = true;
       this.retryMs = RECONNECT_MIN_MS;
