@@ -76,7 +76,7 @@ export async function frozenLeaderScenario(cluster: FaultCluster, takeoverTimeou
   proc.freeze();
   // SIGSTOP takes effect a little after it is sent: a write stamped in between, while the lease
   // still ran, is the leader's own. Once SIGCONT is sent, every stamp is one taken after waking.
-  let wokenAtMs = faultAtMs;
+  let wokenAtMs: number;
   try {
     await delay(Math.round(cluster.leaseMs * 1.5));
   } finally {
