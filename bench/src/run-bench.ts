@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--backend <kinds of bench-kits.ts, comma-separated>] [--peers[=a,b]] [--rounds N] [--only a,b] [--note TEXT]`
+ * `npm run bench [-- --quick] [--backend <kinds of the workspace kits that start a bench server (bench-kits.ts), comma-separated>] [--peers[=a,b]] [--rounds N] [--only a,b] [--note TEXT]`
  *
  * Runs the scenarios described in bench/README.md against real
  * servers on loopback with real candidate processes, prints one table per backend and a
@@ -9,7 +9,7 @@
 import { cpus, loadavg, totalmem, type as osType, release as osRelease } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { BACKEND_KINDS, startTarget, type BackendKind, type BenchTarget, type SystemKind } from './servers';
+import { backendKinds, startTarget, type BackendKind, type BenchTarget, type SystemKind } from './servers';
 import { PEER_KINDS, startPeerTarget, type PeerKind } from './peers/peer-targets';
 import { isPeer } from './peers/peer-kinds';
 import { frozenLeader, handover, silentPartition, steadyState, type BenchSettings } from './scenarios';
@@ -34,7 +34,8 @@ interface Args {
   note: string | null;
 }
 
-function parseArgs(argv: string[]): Args {
+/** `argv`, the backends checked against `kinds` (the bench's backends, in order). */
+function parseArgs(argv: string[], kinds: readonly BackendKind[]): Args {
   const args: Args = { quick: false, backends: [], peers: [], rounds: null, only: [], out: null, note: null };
   let noBackends = false;
   for (let i = 0; i < argv.length; i++) {
@@ -52,7 +53,7 @@ function parseArgs(argv: string[]): Args {
           noBackends = true;
           continue;
         }
-        if (!(BACKEND_KINDS as readonly string[]).includes(b)) throw new Error(`unknown backend ${b} (${BACKEND_KINDS.join(', ')})`);
+        if (!kinds.includes(b)) throw new Error(`unknown backend ${b} (${kinds.join(', ')})`);
         if (!args.backends.includes(b as BackendKind)) args.backends.push(b as BackendKind);
       }
     } else if (a === '--peers') args.peers = [...PEER_KINDS];
@@ -73,11 +74,11 @@ function parseArgs(argv: string[]): Args {
     } else if (a.startsWith('--out')) args.out = value();
     else if (a.startsWith('--note')) args.note = value();
     else if (a === '--help' || a === '-h') {
-      console.log(`npm run bench -- [--quick] [--backend ${BACKEND_KINDS.join('|')}[,…]]… [--peers[=mysql-row,zk-recipe,redlock,etcd3]] [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR] [--note TEXT]`);
+      console.log(`npm run bench -- [--quick] [--backend ${kinds.join('|')}[,…]]… [--peers[=mysql-row,zk-recipe,redlock,etcd3]] [--rounds N] [--only graceful,crash,frozen,partition,steady,many] [--out DIR] [--note TEXT]`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  if (args.backends.length === 0 && !noBackends) args.backends = [...BACKEND_KINDS];
+  if (args.backends.length === 0 && !noBackends) args.backends = [...kinds];
   if (args.only.length === 0) args.only = [...SCENARIOS];
   return args;
 }
@@ -164,7 +165,7 @@ async function runBackend(kind: SystemKind, args: Args, p: RunPlan, s: BenchSett
 
 async function main(): Promise<void> {
   installExitHandlers();
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), await backendKinds());
   const p = plan(args);
   const leaseMs = 3000;
   const s: BenchSettings = { leaseMs, candidates: 3, log: (line) => console.log(line) };

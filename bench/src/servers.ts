@@ -1,19 +1,17 @@
 /**
- * The servers the bench runs against, each started by its backend's kit (`bench-kits.ts`), which
+ * The servers the bench runs against, each started by its backend's kit (`benchKits`), which
  * also reads its operation counters; see each kit's `startBenchServer` for what it starts and
  * counts.
  */
 import {
   CandidateProcess,
-  kitLabel,
-  kitModuleName,
   loadBackendKit,
   type BackendKit,
   type BenchServer,
   type CandidateConfig,
   type FollowerAllowance,
 } from '@conclave/test-harness/tools';
-import { BENCH_KIT_MODULES } from './bench-kits';
+import { benchKits } from './bench-kits';
 import type { PeerKind } from './peers/peer-kinds';
 import type { BenchCandidate } from './scenarios';
 import { onCleanup } from './util';
@@ -23,8 +21,10 @@ export type { ServerCounters } from '@conclave/test-harness/tools';
 /** One of conclave's backends the bench measures: its kit's kind. */
 export type BackendKind = string;
 
-/** The kinds of `BENCH_KIT_MODULES`, in order. */
-export const BACKEND_KINDS: readonly BackendKind[] = BENCH_KIT_MODULES.map((m) => kitLabel(m));
+/** The kinds of the bench's backends (`benchKits`), in order. */
+export async function backendKinds(): Promise<BackendKind[]> {
+  return (await benchKits()).map((kit) => kit.kind);
+}
 
 /** A system the bench measures: one of conclave's backends, or a peer. */
 export type SystemKind = BackendKind | PeerKind;
@@ -44,10 +44,9 @@ export interface BenchTarget extends BenchServer {
 
 export type ServerTarget = Omit<BenchTarget, 'startCandidate' | 'leaseMarginMs'>;
 
-/** The kit of a bench backend (a kind of `BACKEND_KINDS`, or a kit module name). */
+/** The kit of a bench backend (a kind of `backendKinds()`, or a kit module name; see `loadBackendKit`). */
 export function benchKit(kind: BackendKind): Promise<BackendKit> {
-  const module = BENCH_KIT_MODULES.find((m) => kitLabel(m) === kind) ?? kitModuleName(kind);
-  return loadBackendKit(module);
+  return loadBackendKit(kind);
 }
 
 /** The server for `kind`, driven by conclave's own candidate processes. */

@@ -13,7 +13,7 @@ export const PEER_TITLES: Record<PeerKind, string> = {
 };
 
 /**
- * The store each peer runs on: a kit of `bench-kits.ts` (by kind), whose bench server the peer
+ * The store each peer runs on: a backend's kit (by kind, see `bench-kits.ts`), whose bench server the peer
  * gets, as conclave's backend on that store does.
  */
 export const PEER_KITS: Record<PeerKind, string> = {

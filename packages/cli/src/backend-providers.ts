@@ -8,6 +8,15 @@ import { zookeeperProvider } from '@conclave/zookeeper';
 
 /**
  * The backends the `conclave` command knows, in the order an unknown scheme's message lists
- * them. The one place a backend kind is registered: its URL parsing lives in its own package.
+ * them. A backend is registered here by two lines, its import and its entry; its URL parsing
+ * lives in its own package.
  */
-export const BUILT_IN_PROVIDERS: readonly BackendProvider[] = [memoryProvider, mysqlProvider, postgresProvider, redisProvider, zookeeperProvider, etcdProvider, migrateProvider];
+export const BUILT_IN_PROVIDERS: readonly BackendProvider[] = [
+  memoryProvider,
+  mysqlProvider,
+  postgresProvider,
+  redisProvider,
+  zookeeperProvider,
+  etcdProvider,
+  migrateProvider,
+];
