@@ -44,14 +44,9 @@ export interface BenchTarget extends BenchServer {
 
 export type ServerTarget = Omit<BenchTarget, 'startCandidate' | 'leaseMarginMs'>;
 
-/** The kit of a bench backend (a kind of `backendKinds()`, or a kit module name; see `loadBackendKit`). */
-export function benchKit(kind: BackendKind): Promise<BackendKit> {
-  return loadBackendKit(kind);
-}
-
-/** The server for `kind`, driven by conclave's own candidate processes. */
+/** The server for `kind` (a kind of `backendKinds()`, or a kit module name; see `loadBackendKit`), driven by conclave's own candidate processes. */
 export async function startTarget(kind: BackendKind, leaseMs: number): Promise<BenchTarget> {
-  const kit = await benchKit(kind);
+  const kit = await loadBackendKit(kind);
   const server = await startServer(kit, leaseMs);
   return {
     ...server,

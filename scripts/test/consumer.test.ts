@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { workspaceManifests } from '@conclave/test-harness/tools';
 
 /**
  * What a user gets from the registry: the packed packages installed in a scratch project beside
@@ -12,8 +13,7 @@ import { join } from 'node:path';
 const ROOT = join(__dirname, '..', '..');
 const FIXTURE = join(ROOT, 'scripts', 'consumer');
 /** Every published package: the workspaces that are not private (the CLI depends on each backend). */
-const PACKAGES = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces
-  .map((dir) => JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; private?: boolean })
+const PACKAGES = workspaceManifests(ROOT)
   .filter((p) => !p.private)
   .map((p) => p.name);
 const FROM_REGISTRY = ['ioredis@latest', 'mysql2@^3', '@opentelemetry/api@^1', '@opentelemetry/sdk-metrics@latest', '@types/node@^20'];

@@ -26,6 +26,8 @@ export { isBackendKit } from './kits/backend-kit';
 export type { BackendKit, FollowerAllowance } from './kits/backend-kit';
 export type { BenchServer, ServerCounters } from './kits/bench-server';
 export { loadBackendKit, kitLabel, kitModuleName, resolveBackendKit } from './kits/load-backend-kit';
+export { isBackendPackage, workspaceManifests } from './kits/workspace-packages';
+export type { WorkspaceManifest } from './kits/workspace-packages';
 export { FAULT_TOPOLOGIES, RECOVERY_SLACK_MS, durableServerEnvironment } from './soak/fault-environment';
 export type { DurableServer, FaultEnvironment, FaultEnvironmentCore, FaultServer, FaultTopology } from './soak/fault-environment';
 export type { FaultKind } from './soak/fault-catalogue';

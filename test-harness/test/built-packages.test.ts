@@ -1,17 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { isBackendPackage, workspaceManifests } from '@conclave/test-harness/tools';
 
 // The published packages are CommonJS with named exports that Node's ESM loader detects, so
 // both `require` and `import` consumers get the same names. Checked on the built output
 // (`tsc --build` runs before Jest in `npm test`), in child processes outside Jest's loader.
 const ROOT = resolve(__dirname, '../..');
-/** Every workspace package's manifest (the root package.json's `workspaces`). */
-const WORKSPACES = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces.map(
-  (dir) => JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; exports?: Record<string, unknown> },
-);
 /** The backend packages: those with a `testing` entry, their kit (read from the workspaces, so a new backend is checked too). */
-const BACKENDS = WORKSPACES.filter((p) => p.exports?.['./testing'] !== undefined).map((p) => p.name);
+const BACKENDS = workspaceManifests(ROOT).filter(isBackendPackage).map((p) => p.name);
 
 const PACKAGES: Array<[string, string | null]> = [
   ['@conclave/core', 'Elector'],

@@ -3,8 +3,8 @@
  * conclave's backend on the same store, driven through the same scenarios.
  */
 import { join } from 'node:path';
-import { CandidateProcess } from '@conclave/test-harness/tools';
-import { benchKit, startServer, type BenchTarget } from '../servers';
+import { CandidateProcess, loadBackendKit } from '@conclave/test-harness/tools';
+import { startServer, type BenchTarget } from '../servers';
 import { PEER_KITS, type PeerKind } from './peer-kinds';
 
 export { PEER_KINDS, PEER_TITLES, type PeerKind } from './peer-kinds';
@@ -28,6 +28,6 @@ export async function startPeerTarget(kind: PeerKind, leaseMs: number): Promise<
       // after that, and ending its terms there would hide the overlaps the bench looks for.
       leaseEndsTerms: false,
     });
-  const server = await startServer(await benchKit(PEER_KITS[kind]), leaseMs);
+  const server = await startServer(await loadBackendKit(PEER_KITS[kind]), leaseMs);
   return { ...server, kind, startCandidate, leaseMarginMs: 0 };
 }
