@@ -13,9 +13,9 @@ const FROM_LOOK_WAIT_MS = 1000;
  * `from` shows a leader or has yet to answer whether it does, and once the same `from` term has
  * lasted longer than a dead candidate can be shown (an old node, not a dual one passing through
  * nor a dead one) it refuses to lead at all (MIGRATION_CONFLICT, which the Elector logs as an
- * error and reports in health()) until `from` shows no leader or another term. A to-only leader keeps looking at `from` while it
- * renews, and gives `to` back once the same `from` term has lasted a lease: an old node started
- * beside it leads at once, and overlaps it until then.
+ * error and reports in health()) until `from` shows no leader or another term. A to-only leader
+ * keeps looking at `from` while it renews, and gives `to` back once the same `from` term has
+ * lasted a lease: an old node started beside it leads at once, and overlaps it until then.
  */
 export class ToOnlyCampaign {
   constructor(
