@@ -189,12 +189,23 @@ describe('batching', () => {
     const names = Array.from({ length: 10_000 }, (_, i) => `quad-${process.pid}-${i}`);
     const won = await Promise.all(names.map((election) => a.campaign({ election, candidateId: 'Q 1', leaseMs: 60_000 })));
     const tokens = won.map((r) => leader(r).token);
-    const started = performance.now();
-    const renewed = await Promise.all(names.map((election, i) => a.renew({ election, candidateId: 'Q 1', token: tokens[i]!, leaseMs: 60_000 })));
-    const tookMs = performance.now() - started;
-    expect(renewed.every((r) => r.held)).toBe(true);
-    // About 0.2 s here with any join; the anti-join took 5 s on an idle machine.
-    expect(tookMs).toBeLessThan(2_000);
+    // The fastest of three batches of n renewals, ms: the least disturbed by the rest of the machine.
+    const fastestBatchMs = async (n: number): Promise<number> => {
+      let fastest = Infinity;
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now();
+        const renewed = await Promise.all(names.slice(0, n).map((election, i) => a.renew({ election, candidateId: 'Q 1', token: tokens[i]!, leaseMs: 60_000 })));
+        fastest = Math.min(fastest, performance.now() - started);
+        expect(renewed.every((r) => r.held)).toBe(true);
+      }
+      return fastest;
+    };
+    const small = await fastestBatchMs(1_000);
+    const large = await fastestBatchMs(10_000);
+    // Ten times the renewals: linear work takes about ten times as long (less, with a round trip
+    // shared by both), the anti-join a hundred times (5 s at 10 000 on an idle machine). Within
+    // 3x of linear, measured against each other in this test, whatever the machine's speed.
+    expect(large / small).toBeLessThan(30);
     await dropTable(t);
   });
 
