@@ -4,6 +4,7 @@
  */
 export { TickBatcher } from './tick-batcher';
 export { withTimeout } from './timing';
+export { loadedOnFirstUse } from './loaded-on-first-use';
 export { CampaignSlots, CAMPAIGNS_AT_ONCE } from './campaign-slots';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';

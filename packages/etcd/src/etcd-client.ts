@@ -1,5 +1,6 @@
-import { Etcd3, GRPCUnavailableError, type IOptions } from 'etcd3';
+import type { Etcd3, IOptions } from 'etcd3';
 import { ConsecutiveBreaker, ConstantBackoff, ExponentialBackoff, circuitBreaker, handleType, noop, retry } from 'cockatiel';
+import { etcd3 } from './etcd-driver';
 import type { ResolvedEtcdOptions } from './etcd-options';
 
 /**
@@ -9,7 +10,7 @@ import type { ResolvedEtcdOptions } from './etcd-options';
  * call's deadline, so this client:
  * - with several members, shuns one for a second after it could not be reached (gRPC UNAVAILABLE:
  *   a member down or cut off, or one without a Raft leader, which refuses every call the backend
- *   makes: see `REQUIRE_LEADER`), and only then: an error a member answered (a compare that
+ *   makes: see `requireLeader`), and only then: an error a member answered (a compare that
  *   failed, a lease not found) says nothing about reaching it;
  * - tries a call that found its member unreachable once more at once, on another member (within
  *   the same deadline): with a member down, a third of all calls would fail otherwise, and a
@@ -20,9 +21,10 @@ import type { ResolvedEtcdOptions } from './etcd-options';
  *   outage leaves no reconnection timer running for long.
  */
 export function openEtcdClient(options: Extract<ResolvedEtcdOptions, { mode: 'hosts' }>): Etcd3 {
+  const { Etcd3: Client, GRPCUnavailableError } = etcd3();
   const several = options.hosts.length > 1;
   const unreachable = handleType(GRPCUnavailableError);
-  return new Etcd3({
+  return new Client({
     hosts: options.hosts,
     ...(options.auth ? { auth: { username: options.auth.username, password: options.auth.password } } : {}),
     dialTimeout: options.requestTimeoutMs,

@@ -1,7 +1,7 @@
 import { ConclaveError } from '@conclave/core';
 import type { IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse, LeaseClient } from 'etcd3/lib/rpc';
 import { endStream } from './etcd-grpc-stream';
-import { REQUIRE_LEADER } from './etcd-require-leader';
+import { requireLeader } from './etcd-require-leader';
 
 const KIND = 'etcd';
 
@@ -80,7 +80,7 @@ export class KeepAliveStream {
   }
 
   private open(): Promise<Stream> {
-    const opening = this.lease.leaseKeepAlive(REQUIRE_LEADER).then((stream) => {
+    const opening = this.lease.leaseKeepAlive(requireLeader()).then((stream) => {
       stream.on('error', () => undefined); // ended by us: the cancellation's error is expected
       if (this.stream !== opening) {
         endStream(stream);

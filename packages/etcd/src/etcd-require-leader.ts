@@ -1,4 +1,5 @@
-import { Metadata, credentials, type CallOptions } from '@grpc/grpc-js';
+import type { CallOptions } from '@grpc/grpc-js';
+import { grpc } from './etcd-driver';
 
 /**
  * Call options of every call and stream the backend makes: etcd's `hasleader` metadata (what Go
@@ -12,10 +13,14 @@ import { Metadata, credentials, type CallOptions } from '@grpc/grpc-js';
  * has none; the client tries a refused call once more on another member, and the stream's owner
  * opens it again, on another member when the refusing one is shunned (see `openEtcdClient`).
  */
-export const REQUIRE_LEADER: CallOptions = {
-  credentials: credentials.createFromMetadataGenerator((_params, callback) => {
-    const metadata = new Metadata();
-    metadata.set('hasleader', 'true');
-    callback(null, metadata);
-  }),
-};
+export function requireLeader(): CallOptions {
+  made ??= {
+    credentials: grpc().credentials.createFromMetadataGenerator((_params, callback) => {
+      const metadata = new (grpc().Metadata)();
+      metadata.set('hasleader', 'true');
+      callback(null, metadata);
+    }),
+  };
+  return made;
+}
+let made: CallOptions | undefined;

@@ -2,7 +2,7 @@ import { ConclaveError } from '@conclave/core';
 import { withTimeout } from '@conclave/core/internal';
 import type { CallOptions } from '@grpc/grpc-js';
 import type { IKeyValue, IRangeResponse, IRequestOp, ICompare, ITxnResponse, ILeaseKeepAliveResponse, KVClient, LeaseClient } from 'etcd3/lib/rpc';
-import { REQUIRE_LEADER } from './etcd-require-leader';
+import { requireLeader } from './etcd-require-leader';
 
 const KIND = 'etcd';
 
@@ -79,7 +79,7 @@ export interface LeaseProof {
 
 /**
  * The raw gRPC calls the backend makes, each bounded by the request timeout (a gRPC deadline) and
- * refused by a member without a Raft leader (`REQUIRE_LEADER`), their errors turned into
+ * refused by a member without a Raft leader (`requireLeader`), their errors turned into
  * `ConclaveError`.
  */
 export class EtcdStore {
@@ -106,7 +106,7 @@ export class EtcdStore {
   }
 
   private options(): CallOptions {
-    return { ...REQUIRE_LEADER, deadline: new Date(Date.now() + this.budgetMs()) };
+    return { ...requireLeader(), deadline: new Date(Date.now() + this.budgetMs()) };
   }
 
   /** `promise`, or BACKEND_UNAVAILABLE once this store's budget runs out first (it goes on unwatched). */

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
-import { EtcdLeaseInvalidError, GRPCFailedPreconditionError, GRPCInvalidArgumentError, GRPCOutOfRangeError, GRPCResourceExhastedError } from 'etcd3';
 import type { ICompare, IRequestOp, IResponseOp, ITxnResponse } from 'etcd3/lib/rpc';
+import { etcd3 } from './etcd-driver';
 import { op, unavailable, type EtcdStore } from './etcd-store';
 
 /** One election's transaction, as `EtcdStore.txn` takes it. */
@@ -26,7 +26,10 @@ interface Batch {
 const HOLD_MS = 25;
 
 /** Errors of etcd refusing what a request asks (not a lost connection): one transaction can cause them for all. */
-const REFUSALS = [EtcdLeaseInvalidError, GRPCInvalidArgumentError, GRPCFailedPreconditionError, GRPCOutOfRangeError, GRPCResourceExhastedError];
+function refusals(): Array<new (...args: never[]) => Error> {
+  const m = etcd3();
+  return [m.EtcdLeaseInvalidError, m.GRPCInvalidArgumentError, m.GRPCFailedPreconditionError, m.GRPCOutOfRangeError, m.GRPCResourceExhastedError];
+}
 
 /**
  * Transactions of different elections made in one event-loop turn, sent as one: a process that
@@ -179,7 +182,7 @@ function answerOf(batch: ITxnResponse, succeeded: boolean, responses: IResponseO
 
 function isRefusal(err: unknown): boolean {
   const cause = err instanceof ConclaveError ? err.cause : err;
-  return REFUSALS.some((kind) => cause instanceof kind);
+  return refusals().some((kind) => cause instanceof kind);
 }
 
 /** A batch's error, as the transaction of `election` would have had it alone. */

@@ -1,6 +1,6 @@
 import type { IDuplexStream, IWatchRequest, IWatchResponse, WatchClient } from 'etcd3/lib/rpc';
 import { endStream } from './etcd-grpc-stream';
-import { REQUIRE_LEADER } from './etcd-require-leader';
+import { requireLeader } from './etcd-require-leader';
 
 type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 
@@ -28,7 +28,7 @@ export interface WatchHandle {
  *
  * Nothing is resumed: when the stream breaks every watch on it is lost, and its owner looks
  * again and watches anew. The next watch opens a new stream. The stream requires its member to
- * have a Raft leader (see `REQUIRE_LEADER`): one on a member cut off from the others is ended, not
+ * have a Raft leader (see `requireLeader`): one on a member cut off from the others is ended, not
  * left silent.
  */
 export class WatchStream {
@@ -79,7 +79,7 @@ export class WatchStream {
   }
 
   private open(): Promise<Stream> {
-    const opening = this.client.watch(REQUIRE_LEADER).then((stream) => {
+    const opening = this.client.watch(requireLeader()).then((stream) => {
       stream.on('error', () => undefined); // ended by us: the cancellation's error is expected
       if (this.stream !== opening) {
         endStream(stream);

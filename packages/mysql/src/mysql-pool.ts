@@ -1,11 +1,13 @@
-import { createConnection, createPool } from 'mysql2';
 import { mysql2SslOption } from './mysql-tls';
 import { ConclaveError } from '@conclave/core';
-import { givenUpError } from '@conclave/core/internal';
+import { givenUpError, loadedOnFirstUse } from '@conclave/core/internal';
 import type { MysqlPoolSource } from './mysql-options';
 import type { MysqlDedicatedConnection, MysqlPool, MysqlPoolConnection } from './mysql-pool-types';
 
 const KIND = 'mysql';
+
+/** mysql2, loaded when a backend first connects (see `loadedOnFirstUse`). */
+const mysql2 = loadedOnFirstUse(() => require('mysql2') as typeof import('mysql2'));
 
 /** Accepts a callback pool, or a mysql2/promise pool whose `.pool` is one. */
 function asCallbackPool(value: unknown): MysqlPool {
@@ -200,7 +202,7 @@ export class MysqlExecutor {
     if (this.closed) throw closedError(election);
     if (this.source.kind !== 'uri') return this.acquire(election);
     const s = this.source.settings;
-    const connection = createConnection({
+    const connection = mysql2().createConnection({
       host: s.host,
       port: s.port,
       user: s.user,
@@ -254,7 +256,7 @@ export class MysqlExecutor {
     if (source.kind === 'pool') return asCallbackPool(source.pool);
     if (source.kind === 'factory') return asCallbackPool(await source.factory());
     const s = source.settings;
-    const pool = createPool({
+    const pool = mysql2().createPool({
       host: s.host,
       port: s.port,
       user: s.user,

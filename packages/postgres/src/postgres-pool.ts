@@ -1,9 +1,12 @@
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { ConclaveError } from '@conclave/core';
-import { givenUpError } from '@conclave/core/internal';
+import { givenUpError, loadedOnFirstUse } from '@conclave/core/internal';
 import type { PostgresPoolSource, PostgresUriSettings } from './postgres-options';
 
 const KIND = 'postgres';
+
+/** pg, loaded when a backend first makes its pool (see `loadedOnFirstUse`). */
+const pg = loadedOnFirstUse(() => require('pg') as typeof import('pg'));
 
 /**
  * SQLSTATE classes and codes that mean "the server is not there / not usable right now", not
@@ -72,7 +75,7 @@ export class PostgresExecutor {
 
   constructor(source: PostgresPoolSource, private readonly timeoutMs: number, listenerConnections: number) {
     if (source.kind === 'uri') {
-      this.pool = new Pool(poolConfig(source.settings, timeoutMs, listenerConnections));
+      this.pool = new (pg().Pool)(poolConfig(source.settings, timeoutMs, listenerConnections));
       // An idle connection whose server went away emits 'error' on the pool; the next call
       // reports the outage, so this one is dropped here rather than crash the process.
       this.pool.on('error', () => undefined);

@@ -1,11 +1,14 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
-import { TickBatcher, withTimeout } from '@conclave/core/internal';
+import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/internal';
 import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
 
 const KIND = 'redis';
+
+/** ioredis, loaded when a backend first connects (see `loadedOnFirstUse`). */
+const ioredis = loadedOnFirstUse(() => require('ioredis') as typeof import('ioredis'));
 
 export interface ScriptCall {
   script: LuaScript;
@@ -64,7 +67,7 @@ export class RedisNode {
     if (source.owned) {
       // Connection starts at once so the first call rarely waits; errors are kept for messages,
       // never left unhandled (ioredis would print them).
-      this.client = source.url === null ? new Redis(options.redisOptions) : new Redis(source.url, options.redisOptions);
+      this.client = source.url === null ? new (ioredis().default)(options.redisOptions) : new (ioredis().default)(source.url, options.redisOptions);
       const fromUrl = Boolean(source.db);
       const db = source.db || options.redisOptions.db || 0;
       this.client.on('error', (err: unknown) => {
