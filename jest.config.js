@@ -38,10 +38,12 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', ...inProgressPackages().map((dir) => `<rootDir>/${dir}/`)],
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],
   testTimeout: 60_000,
-  // Ten test files at a time on a 2-core machine: most of a file's time is spent waiting for
+  // Eight test files at a time on a 2-core machine: most of a file's time is spent waiting for
   // leases, timers and servers, not on the CPU. Measured on a 2-core AMD EPYC (per-file times in
-  // test-harness/README.md): four workers left the CPU idle 45 % of the run.
-  maxWorkers: 10,
+  // test-harness/README.md): four workers left the CPU idle 45 % of the run and took 588 s; eight
+  // took 335 s with the CPU busy 88 %; ten were slower (the CPU saturated) and starved processes
+  // that must renew in time.
+  maxWorkers: 8,
   // The longest files first, by recorded times on a fresh clone: see the sequencer.
   testSequencer: '<rootDir>/test-harness/jest/longest-first-sequencer.js',
   verbose: true,

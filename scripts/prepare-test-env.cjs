@@ -300,6 +300,35 @@ function prepareRequirements(env = process.env) {
   return still.length === 0 ? null : `${PREFIX} still missing ${names(still)} after installing ${packages.join(' ')} (log: ${logFile})`;
 }
 
+/**
+ * Connections the shared MariaDB must allow: Jest runs several files at once (jest.config.js), and
+ * a MySQL file can hold over a hundred at a moment on a loaded machine (each backend of a test
+ * keeps its pool and its wake-up connections; see the MySQL README). MariaDB's default is 151.
+ */
+const MYSQL_MIN_CONNECTIONS = 1000;
+
+/**
+ * Raises the shared MariaDB's max_connections to MYSQL_MIN_CONNECTIONS (SET GLOBAL: until the
+ * server restarts) when it is lower. Null, or a warning line when it cannot (no privilege): the
+ * tests still run, and may find the server full.
+ */
+async function raiseMysqlConnections(env = process.env) {
+  const url = env.CONCLAVE_MYSQL_URI || SERVICES[0].defaultUrl;
+  let connection;
+  try {
+    connection = await require('mysql2/promise').createConnection({ uri: url, connectTimeout: CONNECT_TIMEOUT_MS });
+    const [[row]] = await connection.query('SELECT @@max_connections AS n');
+    if (Number(row.n) >= MYSQL_MIN_CONNECTIONS) return null;
+    await connection.query(`SET GLOBAL max_connections = ${MYSQL_MIN_CONNECTIONS}`);
+    console.log(`${PREFIX} MariaDB allowed ${row.n} connections; raised to ${MYSQL_MIN_CONNECTIONS} until it restarts (SET GLOBAL max_connections)`);
+    return null;
+  } catch (e) {
+    return `${PREFIX} warning: could not raise MariaDB's max_connections to ${MYSQL_MIN_CONNECTIONS} (${e.message}); tests running at once may find it full`;
+  } finally {
+    await connection?.end().catch(() => undefined);
+  }
+}
+
 async function main() {
   const problems = [];
   const zk = zookeeperClasspathProblem();
@@ -307,6 +336,10 @@ async function main() {
   const req = prepareRequirements();
   if (req) problems.push(req);
   problems.push(...(await checkServices()));
+  if (problems.length === 0) {
+    const warning = await raiseMysqlConnections();
+    if (warning) console.warn(warning);
+  }
   if (problems.length > 0) {
     for (const line of problems) console.error(line);
     process.exitCode = 1;

@@ -12,7 +12,12 @@ import { assertBuilt, killAll, MYSQL_URL, REDIS_URL, runConclave, startConclave,
  */
 
 const NOT_ELECTED = 75;
-const LEASE = ['--lease-ms', '1500'];
+/**
+ * Nothing here waits for a lease to run out (a winner renews through its hold, then releases): a
+ * lease long enough that a process starved of the CPU for seconds on a loaded machine still renews
+ * in time, so such a delay cannot end a term, or make a grant arrive too late to use.
+ */
+const LEASE = ['--lease-ms', '10000'];
 
 let dir: string;
 let zookeeper: ZookeeperServer | undefined;

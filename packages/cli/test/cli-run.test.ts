@@ -35,6 +35,14 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const LEASE = ['--lease-ms', '1500'];
+/**
+ * For tests where nothing waits for a lease to run out (the lease is released): long enough that
+ * a process starved of the CPU for seconds on a loaded machine still renews in time, so such a
+ * delay cannot end its term and put a warning on stderr.
+ */
+const RELEASED_LEASE = ['--lease-ms', '10000'];
+/** A take-over after a release comes within this, half of RELEASED_LEASE: not by the lease's end. */
+const AFTER_RELEASE_MS = 5000;
 
 /** CMD: `start <pid> <token>` once, then a timestamp every 50 ms (SIGTERM ends it, the default). */
 function ticker(file: string): string[] {
@@ -66,8 +74,8 @@ function readLog(file: string): TickerLog {
 }
 
 /** Starts `conclave run` with the ticker and waits until CMD has ticked. */
-async function startRun(url: string, election: string, file: string, extra: string[] = []): Promise<ConclaveProcess> {
-  const run = startConclave(['run', '--backend', url, '--election', election, '--id', 'runner', ...LEASE, ...extra, '--', ...ticker(file)]);
+async function startRun(url: string, election: string, file: string, extra: string[] = [], lease = LEASE): Promise<ConclaveProcess> {
+  const run = startConclave(['run', '--backend', url, '--election', election, '--id', 'runner', ...lease, ...extra, '--', ...ticker(file)]);
   await waitFor(() => readLog(file).ticks.length >= 3 || run.exit, 'CMD to start ticking', 20_000);
   expect(run.exit).toBeNull();
   return run;
@@ -94,16 +102,16 @@ describe('conclave run', () => {
   test('CMD runs while leading; SIGTERM stops CMD first, then releases, exit 0; the other candidate takes over', async () => {
     const election = uniqueElection('run-term');
     const file = join(dir, `${election}.log`);
-    const run = await startRun(REDIS_URL, election, file);
+    const run = await startRun(REDIS_URL, election, file, [], RELEASED_LEASE);
     const { starts } = readLog(file);
     expect(starts).toHaveLength(1);
     expect(starts[0].token).toBeGreaterThan(0);
 
-    const other = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'other', ...LEASE]);
+    const other = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'other', ...RELEASED_LEASE]);
     await other.waitForEvent({ event: 'leader', leaderId: 'runner' });
 
     run.signal('SIGTERM');
-    const elected = await other.waitForEvent({ event: 'elected' });
+    const elected = await other.waitForEvent({ event: 'elected' }, AFTER_RELEASE_MS);
     expect(await run.waitForExit()).toEqual({ code: 0, signal: null });
     const log = await quiet(file);
     expect(isAlive(starts[0].pid)).toBe(false);
@@ -176,11 +184,11 @@ describe('conclave run', () => {
   test('CMD exiting by itself: leadership is released and conclave exits with its code', async () => {
     const election = uniqueElection('run-exit');
     const marker = join(dir, `${election}.started`);
-    const run = startConclave(['run', '--backend', REDIS_URL, '--election', election, ...LEASE, '--', 'sh', '-c', `touch '${marker}'; sleep 1; exit 3`]);
+    const run = startConclave(['run', '--backend', REDIS_URL, '--election', election, ...RELEASED_LEASE, '--', 'sh', '-c', `touch '${marker}'; sleep 1; exit 3`]);
     await waitFor(() => existsSync(marker) || run.exit, 'CMD to start');
-    const watcher = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'next', ...LEASE]);
+    const watcher = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'next', ...RELEASED_LEASE]);
     expect(await run.waitForExit()).toEqual({ code: 3, signal: null });
-    await watcher.waitForEvent({ event: 'elected' });
+    await watcher.waitForEvent({ event: 'elected' }, AFTER_RELEASE_MS);
   });
 
   test('backend hung: CMD is stopped by the lease deadline, conclave keeps campaigning and restarts CMD when it is back', async () => {
