@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
 import { leaderOf } from '../campaign-result';
 import type { SuiteContext } from './suite-context';
@@ -79,23 +80,50 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
       expect(await a.getLeader(election)).toBeNull();
     });
 
-    test('a lease that is not renewed lapses on the server, and the next term has a greater token', async () => {
+    test('a lease that is not renewed lapses on the server within the lease it granted (or the time the backend shows a dead holder), and the next term has a greater token', async () => {
       const c = ctx();
-      const election = c.election('lapse');
-      const a = await c.backend();
-      const b = await c.backend();
       const leaseMs = c.leaseMs;
-      const lead = await a.campaign({ election, candidateId: 'a', leaseMs });
-      if (lead.role !== 'leader') throw new Error('a should lead an empty election');
-      await c.freeze(a);
-      let next = await b.campaign({ election, candidateId: 'b', leaseMs });
-      const until = Date.now() + leaseMs * 10;
-      while (next.role !== 'leader' && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        next = await b.campaign({ election, candidateId: 'b', leaseMs });
-      }
-      expect(leaderOf(next).token).toBeGreaterThan(lead.token);
-      await b.release({ election, candidateId: 'b' });
+      // The last grant is a campaign's in one election, a renewal's in another (both at once).
+      const lapse = async (lastGrant: 'campaign' | 'renew') => {
+        const election = c.election(`lapse-${lastGrant}`);
+        const a = await c.backend();
+        const b = await c.backend();
+        let sentAt = performance.now();
+        const lead = await a.campaign({ election, candidateId: 'a', leaseMs });
+        if (lead.role !== 'leader') throw new Error('a should lead an empty election');
+        let grantedMs = lead.leaseMs;
+        if (lastGrant === 'renew') {
+          sentAt = performance.now();
+          const renewed = await a.renew({ election, candidateId: 'a', token: lead.token, leaseMs });
+          if (!renewed.held) throw new Error('a should renew its own lease');
+          grantedMs = renewed.leaseMs;
+        }
+        await c.freeze(a);
+        // When each of b's refused campaigns was sent, after a's last grant was.
+        const refusedSentAfterMs: number[] = [];
+        const campaignB = async () => {
+          const at = performance.now();
+          const result = await b.campaign({ election, candidateId: 'b', leaseMs });
+          if (result.role !== 'leader') refusedSentAfterMs.push(Math.round(at - sentAt));
+          return result;
+        };
+        let next = await campaignB();
+        const until = Date.now() + leaseMs * 10;
+        while (next.role !== 'leader' && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 50));
+          next = await campaignB();
+        }
+        expect(leaderOf(next).token).toBeGreaterThan(lead.token);
+        await b.release({ election, candidateId: 'b' });
+        // No campaign sent later than this after a's last grant was sent is refused: the lease
+        // granted (never more than asked), or, where the backend shows a dead holder longer (a
+        // ZooKeeper session), that; plus half a lease for a loaded machine. A server that keeps a
+        // lease twice as long refuses campaigns sent a whole lease past it.
+        const boundMs = Math.max(Math.min(grantedMs, leaseMs), a.staleLeaderMs?.() ?? 0) + leaseMs / 2;
+        return { lastGrant, boundMs, refusedSentAfterMs: refusedSentAfterMs.filter((ms) => ms > boundMs) };
+      };
+      const results = await Promise.all([lapse('campaign'), lapse('renew')]);
+      expect(results).toEqual(results.map((r) => ({ ...r, refusedSentAfterMs: [] })));
     });
   });
 }
