@@ -2,6 +2,13 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
 import { leaderOf } from '../campaign-result';
 import type { SuiteContext } from './suite-context';
+import { LONG_LEASE_MS } from './timing/lease-grants';
+
+/**
+ * The lease of tests whose steps all run while the first lease holds (none waits one out): long
+ * enough that a few round trips on a loaded machine cannot outlast it, as 1.5 s did.
+ */
+const HELD_MS = LONG_LEASE_MS;
 
 /** The SPI's ownership rules, checked on the backend directly: only the holder renews or releases. */
 export function describeLeaseOwnership(ctx: () => SuiteContext): void {
@@ -10,9 +17,9 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
       const c = ctx();
       const election = c.election('same-term');
       const backend = await c.backend();
-      const first = await backend.campaign({ election, candidateId: 'a', leaseMs: c.leaseMs });
+      const first = await backend.campaign({ election, candidateId: 'a', leaseMs: HELD_MS });
       expect(first.role).toBe('leader');
-      const again = await backend.campaign({ election, candidateId: 'a', leaseMs: c.leaseMs });
+      const again = await backend.campaign({ election, candidateId: 'a', leaseMs: HELD_MS });
       expect(again).toMatchObject({ role: 'leader', token: first.role === 'leader' ? first.token : -1 });
       await backend.release({ election, candidateId: 'a' });
     });
@@ -22,8 +29,8 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
       const election = c.election('follower');
       const a = await c.backend();
       const b = await c.backend();
-      const lead = await a.campaign({ election, candidateId: 'a', leaseMs: c.leaseMs });
-      const follow = await b.campaign({ election, candidateId: 'b', leaseMs: c.leaseMs });
+      const lead = await a.campaign({ election, candidateId: 'a', leaseMs: HELD_MS });
+      const follow = await b.campaign({ election, candidateId: 'b', leaseMs: HELD_MS });
       const { token } = leaderOf(lead);
       expect(follow.role).toBe('follower');
       if (follow.role !== 'follower') return;
@@ -39,23 +46,23 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
       const election = c.election('foreign');
       const a = await c.backend();
       const b = await c.backend();
-      const lead = await a.campaign({ election, candidateId: 'a', leaseMs: c.leaseMs });
+      const lead = await a.campaign({ election, candidateId: 'a', leaseMs: HELD_MS });
       if (lead.role !== 'leader') throw new Error('a should lead an empty election');
-      await b.campaign({ election, candidateId: 'b', leaseMs: c.leaseMs });
+      await b.campaign({ election, candidateId: 'b', leaseMs: HELD_MS });
 
-      const foreignRenew = await b.renew({ election, candidateId: 'b', token: lead.token, leaseMs: c.leaseMs });
+      const foreignRenew = await b.renew({ election, candidateId: 'b', token: lead.token, leaseMs: HELD_MS });
       expect(foreignRenew.held).toBe(false);
       await b.release({ election, candidateId: 'b', token: lead.token });
       await b.release({ election, candidateId: 'b' });
       expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token: lead.token });
 
       // The holder with a stale token is refused too, and a stale-token release changes nothing.
-      const staleRenew = await a.renew({ election, candidateId: 'a', token: lead.token - 1, leaseMs: c.leaseMs });
+      const staleRenew = await a.renew({ election, candidateId: 'a', token: lead.token - 1, leaseMs: HELD_MS });
       expect(staleRenew.held).toBe(false);
       await a.release({ election, candidateId: 'a', token: lead.token - 1 });
       expect(await a.getLeader(election)).toMatchObject({ candidateId: 'a', token: lead.token });
 
-      const ownRenew = await a.renew({ election, candidateId: 'a', token: lead.token, leaseMs: c.leaseMs });
+      const ownRenew = await a.renew({ election, candidateId: 'a', token: lead.token, leaseMs: HELD_MS });
       expect(ownRenew.held).toBe(true);
       await a.release({ election, candidateId: 'a', token: lead.token });
       await b.release({ election, candidateId: 'b' });
