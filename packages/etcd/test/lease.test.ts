@@ -155,7 +155,8 @@ describe('etcd lease timing', () => {
       const { wonAt, token } = await bCampaigns(silentAt);
       results.push({ lastSentMs: lastSent - silentAt, takenOverAfterMs: wonAt - silentAt });
       // etcd revokes an expired lease on its next 500 ms look: a 3 s TTL would end later than this.
-      expect({ round, replacedWithinLease: wonAt - lastSent <= leaseMs }).toEqual({ round, replacedWithinLease: true });
+      const replacedAfterMs = Math.round(wonAt - lastSent);
+      expect({ round, replacedAfterMs, replacedWithinLease: replacedAfterMs <= leaseMs }).toEqual({ round, replacedAfterMs, replacedWithinLease: true });
       await bBackend.release({ election, candidateId: 'b', token });
       proxy.resume();
       await a.stop();
