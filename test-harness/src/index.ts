@@ -4,6 +4,7 @@ export { describeLeadership, nextElected } from './conformance/leadership-group'
 export { describeLeaseOwnership } from './conformance/lease-ownership-group';
 export { describeAdminOperations } from './conformance/admin-group';
 export { describeLifecycle } from './conformance/lifecycle-group';
+export { describeHandover } from './conformance/handover-group';
 export { describeScale } from './conformance/scale-group';
 export { describeTokenFloor } from './conformance/token-floor-group';
 export { describeTiming } from './conformance/timing-group';

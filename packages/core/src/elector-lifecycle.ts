@@ -3,13 +3,14 @@ import type { BackendCalls } from './backend-calls';
 import type { Campaigner } from './campaigner';
 import type { DuplicateLeader } from './duplicate-leader';
 import { afterStepDown, stepDownHoldOffUntil } from './elector-pacing';
-import type { ElectorSetup, Standing } from './elector-standing';
+import type { ElectorSetup, Standing, Term } from './elector-standing';
 import type { Role } from './elector-types';
 import type { LeaderTerm } from './leader-term';
 import type { LeadershipSignals } from './leadership-signals';
 import type { ElectorMetrics } from './metrics';
 import type { PushWatch } from './push-watch';
 import type { StepRunner } from './step-runner';
+import { termWorkSettled } from './term-work';
 
 /** What the lifecycle of an Elector works with (elector.ts wires it). */
 export interface LifecycleParts {
@@ -29,8 +30,8 @@ export interface LifecycleParts {
 
 /**
  * Starting and stopping an Elector's campaign: `start`, `stop`, `pause`, `resume` and `stepDown`
- * (their contracts are documented on Elector). Whatever ends a term here also releases it, so the
- * next leader need not wait for the lease to expire.
+ * (their contracts are documented on Elector). Whatever ends a term here also releases it, once
+ * the term's work has ended, so the next leader need not wait for the lease to expire.
  */
 export class ElectorLifecycle {
   private stopping: Promise<void> | null = null;
@@ -67,29 +68,25 @@ export class ElectorLifecycle {
   }
 
   async stepDown(): Promise<void> {
-    const { setup, standing, steps, term } = this.parts;
-    if (standing.role !== 'leader') return;
-    const token = standing.term!.token;
-    standing.holdOffUntil = stepDownHoldOffUntil(performance.now(), setup.options);
+    const { standing, term } = this.parts;
+    const current = standing.term;
+    if (standing.role !== 'leader' || !current) return;
     term.revoke('stepped-down');
-    await this.parts.releaseAfterCurrent(token);
-    if (this.currentRole() === 'follower') {
-      steps.follow(afterStepDown({ nowMs: performance.now(), holdOffUntilMs: standing.holdOffUntil }));
-    }
+    await this.handOver(current, true);
   }
 
   pause(): void {
     const { setup, standing, signals, steps, term } = this.parts;
     if (standing.role === 'stopped' || standing.role === 'paused') return;
-    const token = standing.term?.token ?? null;
-    if (standing.role === 'leader') term.revoke('paused');
+    const current = standing.role === 'leader' ? standing.term : null;
+    if (current) term.revoke('paused');
     standing.role = 'paused';
     standing.epoch++;
     steps.cancel();
     const { leaderId, token: leaderToken, reason } = signals.state;
     signals.publish({ role: 'paused', leaderId, token: leaderToken, reason });
     setup.log.info(setup.context(), 'campaign paused');
-    void this.parts.releaseAfterCurrent(token);
+    void this.handOver(current, false);
   }
 
   resume(): void {
@@ -104,8 +101,8 @@ export class ElectorLifecycle {
 
   private async shutDown(): Promise<void> {
     const { setup, standing, signals, calls, steps, term, campaigner, push, duplicate } = this.parts;
-    const token = standing.term?.token ?? null;
-    if (standing.role === 'leader') term.revoke('stopped', null, 'stopped');
+    const current = standing.role === 'leader' ? standing.term : null;
+    if (current) term.revoke('stopped', null, 'stopped');
     standing.role = 'stopped';
     standing.epoch++;
     steps.cancel();
@@ -118,11 +115,38 @@ export class ElectorLifecycle {
     signals.publish({ role: 'stopped', leaderId: null, token: null });
     // Release before unwatching: a backend may tie its wake-up channel to the subscription, and
     // followers should be woken by the release itself.
-    await this.parts.releaseAfterCurrent(token);
+    await this.handOver(current, false);
     push.stop();
     standing.holdOffUntil = 0;
     duplicate.forget();
     setup.log.info(setup.context(), 'campaign stopped');
+  }
+
+  /**
+   * Ends a term given up on purpose, in this order: its signal has aborted (the caller revoked
+   * it), its work is awaited up to its deadline (never past: from there the lease protects the
+   * next leader), then the lease is released. With no term, releases the candidacy. Handovers run
+   * one after another (a stop() during a stepDown() releases after it); meanwhile nothing
+   * campaigns, and a follower campaigns again once it is done (after the hold-off of a stepDown,
+   * counted from when the work ended).
+   */
+  private handOver(current: Term | null, holdOff: boolean): Promise<void> {
+    const { setup, standing, steps } = this.parts;
+    const previous = standing.handover;
+    const run = (async () => {
+      await previous;
+      if (current) await termWorkSettled(current.controller.signal, current.deadline);
+      if (holdOff) standing.holdOffUntil = stepDownHoldOffUntil(performance.now(), setup.options);
+      await this.parts.releaseAfterCurrent(current?.token ?? null);
+    })();
+    standing.handover = run;
+    return run.finally(() => {
+      if (standing.handover !== run) return;
+      standing.handover = null;
+      if (this.currentRole() === 'follower') {
+        steps.follow(afterStepDown({ nowMs: performance.now(), holdOffUntilMs: standing.holdOffUntil }));
+      }
+    });
   }
 
   /** Read through a method so TypeScript does not narrow it across awaits. */

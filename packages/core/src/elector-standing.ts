@@ -52,8 +52,13 @@ export interface Standing {
   lastToken: number | null;
   /** performance.now() before which `stepDown()` keeps this Elector from campaigning again. */
   holdOffUntil: number;
+  /**
+   * A term given up on purpose (stop, stepDown, pause) whose work is awaited and whose lease is
+   * released now: no campaign until it is done (a campaign would find the lease still ours).
+   */
+  handover: Promise<void> | null;
 }
 
 export function newStanding(): Standing {
-  return { role: 'stopped', epoch: 0, term: null, lastToken: null, holdOffUntil: 0 };
+  return { role: 'stopped', epoch: 0, term: null, lastToken: null, holdOffUntil: 0, handover: null };
 }

@@ -176,9 +176,10 @@ export class Elector {
   }
 
   /**
-   * Stops campaigning and releases leadership at once if held. Idempotent; never rejects. The
-   * role turns `stopped` when this is called (a leader goes from `leader` straight to `stopped`;
-   * `revoked$` reports `stopped`); the promise resolves once the release has returned.
+   * Stops campaigning and releases leadership if held, once the term's work has ended (see
+   * `whileLeader` for the order). Idempotent; never rejects. The role turns `stopped` when this is
+   * called (a leader goes from `leader` straight to `stopped`; `revoked$` reports `stopped`); the
+   * promise resolves once the release has returned.
    */
   stop(): Promise<void> {
     return this.lifecycle.stop();
@@ -189,12 +190,15 @@ export class Elector {
     return this.stop();
   }
 
-  /** Gives up leadership now (and releases it) but keeps campaigning, after 2 × `retryMs`. */
+  /**
+   * Gives up leadership now and releases it once the term's work has ended (see `whileLeader`),
+   * but keeps campaigning, 2 × `retryMs` after that work ended. Resolves once released.
+   */
   stepDown(): Promise<void> {
     return this.lifecycle.stepDown();
   }
 
-  /** Stops campaigning without stopping; a leader steps down and releases. */
+  /** Stops campaigning without stopping; a leader steps down and releases (as `stepDown()`). */
   pause(): void {
     this.lifecycle.pause();
   }
@@ -209,6 +213,15 @@ export class Elector {
    * aborts when the term ends, before the lease can expire on the server. A task that throws is
    * logged, never rethrown. Returns a function that unregisters the task (a running task keeps
    * its signal).
+   *
+   * A term given up on purpose — `stop()`, `stepDown()`, `pause()`, the shutdown hook — ends in
+   * this order: the signal aborts (`isLeader()` is false from then on), the running tasks (and a
+   * `runOnce` task) are awaited, then the lease is released. So the next leader's task starts only
+   * after this one has settled, and still within milliseconds of it. The wait never goes past the
+   * term's deadline: a task that ignores its signal cannot hold the election longer than the lease
+   * would have. A term that ends otherwise (lease lost or expired) is not waited for: another
+   * candidate may lead already. A task that awaits `stop()` or `stepDown()` of its own Elector
+   * waits for itself until the deadline: call them without awaiting, or return first.
    */
   whileLeader(task: LeaderTask): () => void {
     if (typeof task !== 'function') {
@@ -264,8 +277,9 @@ export class Elector {
   /** Takes the step the role calls for, unless a call is in flight (then it follows that call). */
   private step(): void {
     if (this.steps.deferIfBusy()) return;
-    const { role } = this.standing;
-    if (role === 'follower') void this.steps.exclusive(() => this.campaigner.campaignOnce());
+    const { role, handover } = this.standing;
+    // A follower handing over a term campaigns once the handover is done (it arms that step).
+    if (role === 'follower' && handover === null) void this.steps.exclusive(() => this.campaigner.campaignOnce());
     else if (role === 'leader') void this.steps.exclusive(() => this.term.renewOnce());
   }
 }

@@ -1,9 +1,11 @@
 import type { LeaderTask } from './elector-types';
 import type { ElectorSetup, Term } from './elector-standing';
+import { trackTermWork } from './term-work';
 
 /**
  * The `whileLeader` tasks of one Elector: each runs once per term, with the term's token and a
- * signal that aborts when the term ends. A task that throws is logged, never rethrown.
+ * signal that aborts when the term ends. A task that throws is logged, never rethrown. A running
+ * task counts as the term's work (term-work.ts): a voluntary end of the term awaits it.
  */
 export class LeaderTasks {
   private readonly tasks = new Set<LeaderTask>();
@@ -27,12 +29,13 @@ export class LeaderTasks {
 
   run(task: LeaderTask, term: Term): void {
     const { token, controller } = term;
-    Promise.resolve()
+    const run = Promise.resolve()
       .then(() => task({ token, signal: controller.signal }))
       .catch((err: unknown) => {
         // A task that stops because its term ended has not failed.
         if (controller.signal.aborted && err === controller.signal.reason) return;
         this.setup.log.error({ ...this.setup.context(), token, err }, 'whileLeader task failed');
       });
+    trackTermWork(controller.signal, run);
   }
 }

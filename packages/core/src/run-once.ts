@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Elector } from './elector';
 import type { LeaseContext } from './elector-types';
 import { ConclaveError, isConclaveError } from './errors';
+import { trackTermWork } from './term-work';
 import { assertOptionsObject } from './validation';
 import { assertDelayMs, assertSignal } from './wait-for-leadership';
 
@@ -101,8 +102,11 @@ export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: R
   try {
     const taskStartedAt = performance.now();
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    // The term's work: a stop() or stepDown() meanwhile releases once it has ended (see term-work.ts).
+    const work = Promise.resolve().then(() => task({ token: term.token, signal: controller.signal }));
+    trackTermWork(term.signal, work);
     try {
-      outcome = { ok: true, value: await task({ token: term.token, signal: controller.signal }) };
+      outcome = { ok: true, value: await work };
     } catch (error) {
       outcome = { ok: false, error };
     }

@@ -25,8 +25,9 @@ export interface ShutdownHookOptions {
 
 /**
  * Opt-in graceful shutdown (a JVM-style shutdown hook): on SIGTERM/SIGINT, stop every Elector —
- * each steps down and releases its lease — so a rolling restart hands over in milliseconds
- * instead of a lease; then await `onStopped` and exit. A second signal exits at once (with
+ * each aborts its term's signal, awaits its `whileLeader` tasks (up to the term's deadline) and
+ * releases its lease — so a rolling restart hands over in milliseconds instead of a lease, and
+ * never mid-task; then await `onStopped` and exit. A second signal exits at once (with
  * `exit`). Throws `INVALID_OPTIONS` for bad options. Returns a function that removes the handlers.
  */
 export function installShutdownHook(electors: Elector | Elector[], options: ShutdownHookOptions = {}): () => void {

@@ -1,5 +1,5 @@
 import { ConclaveError, Elector, MemoryBackend, MemoryStore } from '@conclave/core';
-import { delay } from '@conclave/test-harness';
+import { delay, waitFor } from '@conclave/test-harness';
 
 const LEASE_MS = 600;
 
@@ -147,6 +147,39 @@ describe('Elector.runOnce', () => {
     expect(err).toMatchObject({ code: 'INVALID_OPTIONS' });
     expect(a.state.role).toBe('stopped');
     expect(await new MemoryBackend({ store }).getLeader('once')).toBeNull();
+  });
+});
+
+describe('Elector.runOnce and the hand-over', () => {
+  test("stop() during the task releases once the task has settled: the next leader's task starts after it", async () => {
+    const store = new MemoryStore();
+    const a = candidate(store, 'a', 5_000);
+    const b = candidate(store, 'b', 5_000);
+    let aSettledAt = 0;
+    let bStartedAt = 0;
+    let started!: () => void;
+    const taskStarted = new Promise<void>((resolve) => (started = resolve));
+    const outcome = a.runOnce(async ({ signal }) => {
+      started();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await delay(300); // a flush after the abort
+      aSettledAt = performance.now();
+      return 'flushed';
+    });
+    await taskStarted;
+    b.whileLeader(() => {
+      bStartedAt ||= performance.now();
+    });
+    await b.start();
+    try {
+      await a.stop();
+      expect(aSettledAt).toBeGreaterThan(0);
+      expect(await outcome).toEqual({ ran: true, result: 'flushed' });
+      await waitFor(() => bStartedAt > 0, "b's task to start");
+      expect(bStartedAt).toBeGreaterThanOrEqual(aSettledAt);
+    } finally {
+      await b.stop();
+    }
   });
 });
 

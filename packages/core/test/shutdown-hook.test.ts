@@ -55,6 +55,30 @@ describe('installShutdownHook', () => {
     expect(exit).toHaveBeenCalledWith(0);
   });
 
+  test('stops in order: aborts the whileLeader task, awaits it, releases, then exits', async () => {
+    const backend = new MemoryBackend();
+    const e = new Elector({ backend, election: 'hook-task', candidateId: 'a', leaseMs: 5_000 });
+    const order: string[] = [];
+    e.whileLeader(async ({ signal }) => {
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      order.push('aborted');
+      await delay(300);
+      order.push(`task done, lease held: ${(await backend.getLeader('hook-task')) !== null}`);
+    });
+    await e.start();
+    await waitFor(() => e.isLeader(), 'e to lead');
+    remove = installShutdownHook(e, {
+      signals: [SIGNAL],
+      onStopped: async () => {
+        order.push(`stopped, lease held: ${(await backend.getLeader('hook-task')) !== null}`);
+      },
+    });
+    process.emit(SIGNAL);
+    await waitFor(() => exit.mock.calls.length > 0, 'the exit');
+    expect(order).toEqual(['aborted', 'task done, lease held: true', 'stopped, lease held: false']);
+    expect(exit).toHaveBeenCalledWith(0);
+  });
+
   test('cleanup that fails exits 1', async () => {
     const e = new Elector({ backend: new MemoryBackend(), election: 'hook-fail', candidateId: 'a', leaseMs: 600 });
     await e.start();

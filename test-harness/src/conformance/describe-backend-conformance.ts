@@ -7,6 +7,7 @@ import { describeLeadership } from './leadership-group';
 import { describeLeaseOwnership } from './lease-ownership-group';
 import { describeAdminOperations } from './admin-group';
 import { describeLifecycle } from './lifecycle-group';
+import { describeHandover } from './handover-group';
 import { describeScale } from './scale-group';
 import { describeValidation } from './validation-group';
 import { describeTokenFloor } from './token-floor-group';
@@ -56,6 +57,7 @@ export function describeBackendConformance(
     describeGivenUpCalls(ctx);
     describeAdminOperations(ctx, supports(factory, 'listCandidates'));
     describeLifecycle(ctx);
+    describeHandover(ctx);
     describeDuplicateIds(ctx);
     describeTokenFloor(ctx, supports(factory, 'tokenFloor'));
     describeTiming(ctx, factory);

@@ -103,8 +103,8 @@ class CommandRunner {
     const exit = new Promise<number>((resolve) => {
       this.resolveExit = resolve;
     });
-    // Not the core's installShutdownHook: that releases the lease at once, while CMD may still be
-    // running through its grace period. Here CMD is stopped first, then the lease is released.
+    // Not the core's installShutdownHook: it exits once the Electors stopped, while this command
+    // has its own exit code to settle. Here CMD is stopped first, then the lease is released.
     onShutdownSignals(
       (signal) => {
         this.ctx.logger.info({ ...this.log, signal }, 'shutting down: stopping the command, then releasing');
