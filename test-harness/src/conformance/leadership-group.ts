@@ -6,6 +6,7 @@ import { waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 
 const leaders = (electors: Elector[]) => electors.filter((e) => e.isLeader());
+const idAndToken = (e: Elector) => `${e.candidateId} (token ${e.token})`;
 
 /** The next of `electors` to be elected, with its token. */
 export function nextElected(electors: Elector[]): Promise<{ elector: Elector; token: number }> {
@@ -32,7 +33,8 @@ export function describeLeadership(ctx: () => SuiteContext): void {
       const leader = leaders(electors)[0]!;
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, c.leaseMs / 5));
-        expect(leaders(electors)).toEqual([leader]);
+        // Compared by id and token: a failure prints them (Jest cannot print an Elector).
+        expect({ hold: i, leading: leaders(electors).map(idAndToken) }).toEqual({ hold: i, leading: [idAndToken(leader)] });
       }
       for (const e of electors) {
         if (e !== leader) expect(e.state.leaderId).toBe(leader.candidateId);
@@ -53,7 +55,7 @@ export function describeLeadership(ctx: () => SuiteContext): void {
       expect(first.isLeader()).toBe(false);
       expect(token).toBeGreaterThan(firstToken);
       expect(second.token).toBe(token);
-      expect(leaders(electors)).toEqual([second]);
+      expect(leaders(electors).map(idAndToken)).toEqual([idAndToken(second)]);
       const report = checkSplitBrain(c.history.events);
       expect(report.overlaps).toEqual([]);
       expect(report.tokenRegressions).toEqual([]);
