@@ -43,7 +43,8 @@ const KIND = 'zookeeper';
 /**
  * Leader election on ZooKeeper with the ephemeral-sequential recipe: every candidate
  * creates one ephemeral-sequential node under `<root>/<election>`, the lowest sequence leads, and
- * each follower watches only its predecessor, so a departure wakes one candidate, not the herd.
+ * each follower watches its predecessor and the head: a departure from the middle of the queue
+ * wakes one candidate, not the herd, and a change of leader wakes each follower once (to name it).
  *
  * - Token: the leading node's czxid (see the README for why not the sequence), plus the offset
  *   of the token floor its term started with (see `raiseTokenFloor`; 0 unless raised).
@@ -51,8 +52,8 @@ const KIND = 'zookeeper';
  *   thirds of the negotiated session timeout, counted from when the request was sent; `renew` is
  *   a `multi` of `check` ops (one round trip for all elections renewed in the same turn, in
  *   batches of `RENEWALS_PER_MULTI`) that proves the session is alive and the node still there.
- * - Push is reliable: a candidate's watch fires when its predecessor or its own node goes, and on
- *   every session event.
+ * - Push is reliable: a candidate's watch fires when its predecessor, the head or its own node
+ *   goes, and on every session event.
  */
 export class ZookeeperBackend implements ElectionBackend {
   readonly kind = KIND;

@@ -94,11 +94,15 @@ export class Campaigner {
       }
       const leader = queue[0]!;
       const predecessor = queue[index - 1]!;
+      // Watch the predecessor (when it goes, we may lead) and the head (when it goes, the leader
+      // we name changes), nobody else: a departure elsewhere in the queue wakes only the
+      // departed node's successor. The head's watch is the only way a follower further back
+      // learns of a change of leader ahead of its predecessor; without it, it would go on
+      // naming a leader that left for as long as its predecessor stays.
       const [own, before, lead] = await Promise.all([
         this.queue.readNode(handle, minePath, until, c.watcher),
-        // Watch only the predecessor: when it goes, only we are woken.
         this.queue.readNode(handle, this.queue.path(election, predecessor.name), until, c.watcher),
-        index > 1 ? this.queue.readNode(handle, this.queue.path(election, leader.name), until) : Promise.resolve(null),
+        index > 1 ? this.queue.readNode(handle, this.queue.path(election, leader.name), until, c.watcher) : Promise.resolve(null),
       ]);
       if (!own || !this.queue.ownedBy(own.stat, handle)) {
         forgetNode(c);
@@ -106,12 +110,14 @@ export class Campaigner {
       }
       adopt(c, mine.name, minePath, own, handle);
       c.ownWatched = true;
-      if (!before) continue; // the predecessor left meanwhile: look again
+      // The predecessor or the head left meanwhile (no watch is left on a node that is gone):
+      // look again rather than name a leader that is no longer there.
       const leaderNode = index === 1 ? before : lead;
+      if (!before || !leaderNode) continue;
       return {
         role: 'follower',
         leaderId: leader.candidateId,
-        token: leaderNode ? termToken(czxid(leaderNode.stat), offsetOf(leaderNode.data)) : null,
+        token: termToken(czxid(leaderNode.stat), offsetOf(leaderNode.data)),
       };
     }
     throw queueKeptChanging(election);

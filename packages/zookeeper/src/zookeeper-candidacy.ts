@@ -138,8 +138,9 @@ export class Candidacies {
           // The own-node watch fired (deleted or changed): no longer proof that the node is there.
           if (candidacy.node && path === candidacy.node.path) candidacy.ownWatched = false;
           else if (path !== undefined && event?.getType?.() === Event.NODE_DATA_CHANGED) {
-            // The predecessor wrote its data (it became leader): nothing for us to do but watch
-            // it again, so that only its end wakes us.
+            // The predecessor or the head wrote its data (its first confirmation as leader, whom
+            // our last answer already named): nothing for us to do but watch it again, so that
+            // only its end wakes us.
             this.rewatch(k, path, candidacy);
             return;
           }

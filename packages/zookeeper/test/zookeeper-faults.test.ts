@@ -113,7 +113,7 @@ describe('ZooKeeper faults', () => {
     }
   }, 60_000);
 
-  test('50 candidates: when the leader dies only its successor is woken', async () => {
+  test('50 candidates: a departure wakes only its successor; a change of leader wakes each follower once, to name the new leader', async () => {
     const e = election('herd');
     const hints = new Map<string, number>();
     const backends: ZookeeperBackend[] = [];
@@ -134,15 +134,26 @@ describe('ZooKeeper faults', () => {
     // Let any late hint of the joining phase arrive, then count from zero.
     await new Promise((r) => setTimeout(r, 500));
     hints.clear();
+    const wokenSoFar = () => [...hints.entries()].filter(([, count]) => count > 0).map(([id]) => id).sort();
+
+    // A follower's process dies: only the one behind it is woken.
+    await backends[10]!.close();
+    await waitFor(() => hints.get('c11'), 'c11 to be woken', 20_000);
+    await new Promise((r) => setTimeout(r, 1000)); // time for any wrongly woken candidate to show
+    expect(wokenSoFar()).toEqual(['c11']);
+    hints.clear();
 
     const oldToken = candidates[0]!.token!;
     await backends[0]!.close(); // the leader's process dies: its session is closed, its node goes
     await waitFor(() => candidates[1]!.isLeader(), 'c01 to take over', 20_000);
     expect(candidates[1]!.token!).toBeGreaterThan(oldToken);
-    await new Promise((r) => setTimeout(r, 1000)); // time for any wrongly woken candidate to show
-    const woken = [...hints.entries()].filter(([id, count]) => count > 0 && id !== 'c00').map(([id]) => id);
-    expect(woken).toEqual(['c01']);
-    expect(candidates.slice(2).every((c) => !c.isLeader())).toBe(true);
+    // Every follower names the new leader, each told once: its successor by its predecessor's
+    // node, the others by the head's.
+    const followers = candidates.slice(2).filter((_, i) => i + 2 !== 10);
+    await waitFor(() => followers.every((c) => c.state.leaderId === 'c01'), 'every follower to name c01', 20_000);
+    await new Promise((r) => setTimeout(r, 1000)); // time for any repeated hint to show
+    expect(followers.filter((c) => hints.get(c.candidateId) !== 1).map((c) => `${c.candidateId}: ${hints.get(c.candidateId) ?? 0}`)).toEqual([]);
+    expect(followers.every((c) => !c.isLeader() && c.state.leaderId === 'c01')).toBe(true);
   }, 120_000);
 
   test('a server restart that outlasts the lease: sessions survive, and exactly one candidate leads afterwards, in a new term', async () => {
