@@ -220,11 +220,16 @@ export class FaultCluster {
       .join('; ');
   }
 
-  /** Waits until some candidate leads; resolves with the wait (ms), or null after `timeoutMs`. */
-  async waitForLeader(timeoutMs: number): Promise<number | null> {
+  /**
+   * Waits until some candidate leads; resolves with the wait (ms), or null after `timeoutMs`. With
+   * `sinceMs`, a leader counts once it has worked at or after that instant, as the recovery check
+   * counts it: a leader that has just stepped down still reports leading until its revocation
+   * arrives, and a run that took it for the next leader could end before there was one.
+   */
+  async waitForLeader(timeoutMs: number, sinceMs?: number): Promise<number | null> {
     const started = monotonicMs();
     for (;;) {
-      if (this.leader()) return monotonicMs() - started;
+      if (this.slots.some((s) => this.leadingNow(s) && (sinceMs === undefined || workedSince(s, sinceMs)))) return monotonicMs() - started;
       if (monotonicMs() - started > timeoutMs) return null;
       await delay(20);
     }
@@ -292,4 +297,15 @@ export function lastLeaseUntil(reports: readonly CandidateReport[]): number | nu
     if (r.type === 'lease' && r.token === token) return r.untilMs;
   }
   return null;
+}
+
+/** Whether the slot's process reported work stamped at or after `sinceMs`. */
+function workedSince(slot: CandidateSlot, sinceMs: number): boolean {
+  const reports = slot.proc.reports;
+  for (let i = reports.length - 1; i >= 0; i--) {
+    const r = reports[i]!;
+    if (r.type === 'work' && r.atMs >= sinceMs) return true;
+    if (r.atMs < sinceMs) return false;
+  }
+  return false;
 }

@@ -117,7 +117,7 @@ export async function runFaultSoak(options: FaultRunOptions): Promise<FaultRunRe
       const healedAt = monotonicMs();
       const label = [...plan.map((f) => f.kind), ...(rolled ? [`roll ${rolled.from}→${rolled.to}`] : [])].join('+');
       heals.push({ atMs: healedAt, label, boundMs: recoveryBoundMs });
-      const waited = await cluster.waitForLeader(recoveryBoundMs + 10_000);
+      const waited = await cluster.waitForLeader(recoveryBoundMs + 10_000, healedAt);
       if (waited === null) log(`episode ${episodes} (${label}): no leader ${Math.round(recoveryBoundMs + 10_000)} ms after healing (${cluster.describeSlots()})`);
       await delay(rng.int(100, 800));
       if (monotonicMs() - lastProgress > 30_000) {
