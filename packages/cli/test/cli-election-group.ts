@@ -9,8 +9,17 @@ import { assertBuilt, killAll, runConclave, startConclave, uniqueElection, type 
 export function describeCliElection(name: string, url: () => string, options: { listsCandidates: boolean }): void {
   describe(`conclave on ${name}`, () => {
     const lease = ['--lease-ms', '1500'];
-    const campaign = (election: string, id: string, ...extra: string[]) =>
-      startConclave(['campaign', '--json', '--backend', url(), '--election', election, '--id', id, ...lease, ...extra]);
+    /**
+     * Where no lease is waited out (a hand-over by release, a status read): long enough that a
+     * process starved of the CPU for seconds on a loaded machine still renews in time (with
+     * 1.5 s, a starved leader lost its term to the other candidate mid-test).
+     */
+    const heldLease = ['--lease-ms', '10000'];
+    /** A take-over after a release comes within half of `heldLease`: not by the lease's end. */
+    const afterReleaseMs = 5000;
+    const campaignWith = (leaseFlags: string[]) => (election: string, id: string, ...extra: string[]) =>
+      startConclave(['campaign', '--json', '--backend', url(), '--election', election, '--id', id, ...leaseFlags, ...extra]);
+    const campaign = campaignWith(heldLease);
 
     beforeAll(assertBuilt);
     afterEach(killAll);
@@ -27,7 +36,7 @@ export function describeCliElection(name: string, url: () => string, options: { 
       expect(b.events().some((e) => e.event === 'elected')).toBe(false);
 
       a.signal('SIGTERM');
-      const bElected = await b.waitForEvent({ event: 'elected' });
+      const bElected = await b.waitForEvent({ event: 'elected' }, afterReleaseMs);
       expect(bElected).toMatchObject({ election, id: 'cand-b', leaderId: 'cand-b' });
       expect(bElected.token as number).toBeGreaterThan(elected.token as number);
 
@@ -77,9 +86,11 @@ export function describeCliElection(name: string, url: () => string, options: { 
 
     test('force makes another candidate leader; clear starts a new election with a greater token', async () => {
       const election = uniqueElection('admin');
-      const a = campaign(election, 'cand-a');
+      // Short leases: a forced or cleared term ends at its holder's next renewal, and the next
+      // is granted once the revoked lease has ended.
+      const a = campaignWith(lease)(election, 'cand-a');
       const first = await a.waitForEvent({ event: 'elected' });
-      const b = campaign(election, 'cand-b');
+      const b = campaignWith(lease)(election, 'cand-b');
       await b.waitForEvent({ event: 'leader', leaderId: 'cand-a' });
 
       const forced = await runConclave(['force', '--backend', url(), '--election', election, '--leader', 'cand-b', '--lease-ms', '1500']);
