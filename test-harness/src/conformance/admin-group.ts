@@ -1,5 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
 import { waitFor } from '../wait-for';
+import { grantOf, LONG_LEASE_MS } from './timing/lease-grants';
 import type { SuiteContext } from './suite-context';
 
 /** getLeader, forceLeader, clearLeader and (when declared) listCandidates. */
@@ -40,14 +42,19 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
     test('forceLeader to the candidate that leads keeps it leading, in its term', async () => {
       const c = ctx();
       const election = c.election('force-self');
-      const a = await c.elector(election, 'a');
+      // A long lease: the property does not depend on its length, and a renewal starved by a
+      // loaded machine must not end the term (that would be a new term for another reason).
+      const backend = await c.backend();
+      const a = await c.elector(election, 'a', { backend, leaseMs: LONG_LEASE_MS, renewMs: Math.floor(c.leaseMs / 3), retryMs: Math.floor(c.leaseMs / 5) });
       await a.start();
-      await waitFor(() => a.isLeader(), 'a to lead');
+      await waitFor(() => a.isLeader(), 'a to lead', LONG_LEASE_MS);
       const token = a.token!;
       const admin = await c.backend();
       expect(await admin.forceLeader(election, 'a')).toEqual({ candidateId: 'a', token });
-      // Renewals go on in the same term: nothing was revoked.
-      await new Promise((resolve) => setTimeout(resolve, c.leaseMs));
+      const forcedAt = performance.now();
+      // Renewals go on in the same term: nothing was revoked (a revoked term's renewal is refused).
+      const granted = () => backend.delivered('renew').filter((call) => call.sentAt > forcedAt && grantOf(call) !== null);
+      await waitFor(() => granted().length > 0, 'a renewal granted after the force', LONG_LEASE_MS);
       expect([a.isLeader(), a.token]).toEqual([true, token]);
       expect(await admin.getLeader(election)).toMatchObject({ candidateId: 'a', token });
     });
