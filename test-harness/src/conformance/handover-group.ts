@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
 import { candidateOfNullable, type Elector } from '@conclave/core';
 import { delay, waitFor } from '../wait-for';
+import type { ControlledBackend } from '../controlled-backend';
 import type { SuiteContext } from './suite-context';
 
 /** How long a's task keeps working after its signal aborted (a flush), ms. */
@@ -27,15 +28,19 @@ function watchForTwoLeaders(a: Elector, b: Elector): { both: string[] } {
 }
 
 /** a leads with b campaigning beside it, b seeing a lead. */
-async function aLeadsBFollows(c: SuiteContext, label: string): Promise<{ a: Elector; b: Elector; election: string }> {
+async function aLeadsBFollows(
+  c: SuiteContext,
+  label: string,
+): Promise<{ a: Elector; b: Elector; election: string; aBackend: ControlledBackend }> {
   const election = c.election(label);
-  const a = await c.elector(election, 'a');
+  const aBackend = await c.backend();
+  const a = await c.elector(election, 'a', { backend: aBackend });
   const b = await c.elector(election, 'b');
   await a.start();
   await waitFor(() => a.isLeader(), 'a to lead');
   await b.start();
   await waitFor(() => candidateOfNullable(b.state.leaderId) === 'a', 'b to see a lead', c.leaseMs * 10);
-  return { a, b, election };
+  return { a, b, election, aBackend };
 }
 
 /**
@@ -82,7 +87,7 @@ export function describeHandover(ctx: () => SuiteContext): void {
 
     test.each(ENDS.slice(0, 2))('after %s, a task that ignores its signal holds the election no longer than the lease', async (_name, end) => {
       const c = ctx();
-      const { a, b } = await aLeadsBFollows(c, 'ignored');
+      const { a, b, aBackend } = await aLeadsBFollows(c, 'ignored');
       let finish!: () => void;
       const ignoring = new Promise<void>((resolve) => (finish = resolve));
       let bStartedAt: number | null = null;
@@ -105,10 +110,14 @@ export function describeHandover(ctx: () => SuiteContext): void {
         // The margin, derived: a polling b looks every retryMs (sooner when the release is pushed),
         // plus a tenth of a lease for its campaign's round trip and the timers' lateness.
         const margin = b.options.retryMs + c.leaseMs / 10;
+        const endCalledAt = performance.now();
         await end(a);
-        const endReturnedAt = performance.now();
-        // a waited for its task until its deadline, not past it, then released.
-        expect(endReturnedAt).toBeLessThanOrEqual(aDeadline + c.leaseMs / 10);
+        // a waited for its task until its deadline, not past it, then released: the release was
+        // sent by then (plus a tenth of a lease for the timer's lateness). When stop() returns
+        // is no measure of it: that includes the release's round trip.
+        const release = aBackend.calls.find((call) => call.method === 'release' && call.sentAt >= endCalledAt);
+        expect(release).toBeDefined();
+        expect(release!.sentAt).toBeLessThanOrEqual(aDeadline + c.leaseMs / 10);
         await waitFor(() => bStartedAt !== null, "b's task to start", c.leaseMs * 10);
         expect(bStartedAt!).toBeLessThanOrEqual(leaseEnd + margin);
         expect(leaders.both).toEqual([]);
