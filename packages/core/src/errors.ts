@@ -9,6 +9,10 @@
  * - `INVALID_URL`: a backend URL cannot be parsed or names an unknown scheme (before any I/O).
  * - `BACKEND_UNAVAILABLE`: the server could not be reached, or did not answer in time.
  * - `BACKEND_ERROR`: the server answered with an error that is not a connectivity problem.
+ * - `BACKEND_AUTH`: the server refused the credentials (wrong password, unknown user): retrying
+ *   cannot help. `Elector.start()` rejects with it when the first campaign gets it.
+ * - `BACKEND_MISCONFIGURED`: the server answered, but the configuration can never work there (an
+ *   unknown database, a missing privilege or permission). `start()` rejects with it likewise.
  * - `LEASE_LOST`: an operation needed leadership that this candidate no longer holds.
  * - `NOT_SUPPORTED`: the backend does not declare the capability asked for.
  * - `CLOSED`: the backend or elector was closed and cannot be used again.
@@ -27,6 +31,8 @@ export type ConclaveErrorCode =
   | 'INVALID_URL'
   | 'BACKEND_UNAVAILABLE'
   | 'BACKEND_ERROR'
+  | 'BACKEND_AUTH'
+  | 'BACKEND_MISCONFIGURED'
   | 'LEASE_LOST'
   | 'NOT_SUPPORTED'
   | 'CLOSED'
@@ -41,6 +47,8 @@ export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'INVALID_URL',
   'BACKEND_UNAVAILABLE',
   'BACKEND_ERROR',
+  'BACKEND_AUTH',
+  'BACKEND_MISCONFIGURED',
   'LEASE_LOST',
   'NOT_SUPPORTED',
   'CLOSED',
