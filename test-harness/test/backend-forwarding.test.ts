@@ -27,6 +27,7 @@ function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: 
     kind: 'fake',
     capabilities: {
       listCandidates: withOptional,
+      electionExists: withOptional,
       push: withOptional ? 'best-effort' : 'none',
       leaderPush: withOptional ? 'best-effort' : 'none',
       tokenFloor: withOptional,
@@ -58,6 +59,7 @@ const ARGS: Record<BackendMethod, unknown[]> = {
   forceLeader: ['e1', 'c2', 4321],
   clearLeader: ['e1'],
   listCandidates: ['e1'],
+  electionExists: ['e1'],
   raiseTokenFloor: ['e1', 99],
   watch: ['e1', 'c1'],
   isWatching: ['e1', 'c1'],

@@ -20,6 +20,8 @@ export interface ParsedCommand {
   graceMs?: number;
   intervalMs?: number;
   leader?: string;
+  /** `force`: force `leader` even when it is not a current candidate. */
+  allowAbsent: boolean;
   /** `campaign`, `run`: the value published with the candidacy. */
   value?: string;
   json: boolean;
@@ -51,6 +53,7 @@ export function parseCommand(command: CommandName, args: string[], env: NodeJS.P
     json: flags.isSet('json'),
     logLevel: 'warn',
     once: flags.isSet('once'),
+    allowAbsent: flags.isSet('allow-absent'),
     argv: rest,
   };
   if (parsed.help) return parsed;

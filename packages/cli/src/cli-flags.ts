@@ -23,6 +23,7 @@ export type OptionName =
   | 'grace-ms'
   | 'interval-ms'
   | 'leader'
+  | 'allow-absent'
   | 'log-level'
   | 'once'
   | 'wait'
@@ -47,6 +48,7 @@ const OPTION_SPECS: Record<OptionName, OptionSpec> = {
   'grace-ms': { type: 'string' },
   'interval-ms': { type: 'string' },
   leader: { type: 'string' },
+  'allow-absent': { type: 'boolean' },
   'log-level': { type: 'string' },
   once: { type: 'boolean' },
   wait: { type: 'string' },
@@ -63,7 +65,7 @@ const COMMAND_OPTIONS: Record<CommandName, OptionName[]> = {
   run: [...CONNECTION, 'id', 'lease-ms', 'value', 'grace-ms', 'once', 'wait', 'hold-at-least'],
   status: [...CONNECTION, 'json'],
   watch: [...CONNECTION, 'json', 'interval-ms'],
-  force: [...CONNECTION, 'leader', 'lease-ms'],
+  force: [...CONNECTION, 'leader', 'allow-absent', 'lease-ms'],
   clear: [...CONNECTION],
   migrate: ['from', 'to', 'election', 'json', 'log-level', 'help'],
   demo: ['lease-ms', 'help'],

@@ -107,6 +107,7 @@ ${COMMON}
   --once               a scheduled job (cron, a timer) fired on several hosts: campaign for up to
                        --wait; if elected run CMD once, keep the lease until --hold-at-least after
                        CMD started, release, and exit with CMD's code; if not, exit 75
+                       with one line on stderr saying who leads
   --wait DURATION      --once: how long to try to be elected; 0 tries once    [default: 0]
   --hold-at-least DURATION
                        --once: keep the lease this long after CMD started, so hosts that fire a
@@ -121,14 +122,15 @@ elected, CMD did not run here; 126 CMD not executable; 127 CMD not found; 130 se
 `,
   status: `Usage: conclave status --backend URL --election NAME [--json]
 
-Prints the current leader and its fencing token, the leader metadata the backend keeps (the value
+Prints whether the election exists (has ever been used on this backend: a misspelt name does
+not), the current leader and its fencing token, the leader metadata the backend keeps (the value
 the leader published with --value, since when it leads, when it last renewed, when its lease ends,
 how many terms the election has had; times are the server's, shown with their distance from this
 host's clock), and the candidates when the backend keeps a list (Redis, ZooKeeper, memory).
-With --json: {"election":…,"leaderId":…|null,"token":…|null,"value":…|null,"since":…|null,
-"renewedAt":…|null,"leaseEndsAt":…|null,"transitions":…|null,"candidates":[…]|null}; times are
-ms since the epoch, and null means none, or that the backend cannot tell. Exits 0 whether or not
-there is a leader.
+With --json: {"election":…,"exists":true|false|null,"leaderId":…|null,"token":…|null,
+"value":…|null,"since":…|null,"renewedAt":…|null,"leaseEndsAt":…|null,"transitions":…|null,
+"candidates":[…]|null}; times are ms since the epoch, and null means none, or that the backend
+cannot tell. Exits 0 whether or not there is a leader, and whether or not the election exists.
 
 Options:
 ${COMMON}
@@ -156,7 +158,7 @@ ${URLS}
 
 ${EXIT_CODES}
 `,
-  force: `Usage: conclave force --backend URL --election NAME --leader ID [--lease-ms N]
+  force: `Usage: conclave force --backend URL --election NAME --leader ID [--allow-absent] [--lease-ms N]
 
 Admin: makes ID the leader in a new term with a greater fencing token. The previous leader's
 lease is revoked at once (it learns at its next renewal and steps down); ID's term starts only
@@ -164,9 +166,15 @@ once the revoked lease could have ended, so the two never lead together and this
 one lease. Unless candidate ID runs and renews it, the forced lease ends after --lease-ms
 (default: the backend's default lease).
 
+ID must be one of the election's current candidates where the backend lists them (Redis,
+ZooKeeper, etcd, memory): any other id is refused (exit 2, naming the candidates), since a leader
+no process runs leaves the election without one for the forced lease. Where the backend cannot
+list them (MySQL, PostgreSQL) a warning on stderr says ID could not be checked, and it is forced.
+
 Options:
 ${COMMON}
   --leader ID          the candidate to make leader                      [required]
+  --allow-absent       force ID even when it is not a current candidate
   --lease-ms N         length of the forced lease, ms
 
 ${URLS}

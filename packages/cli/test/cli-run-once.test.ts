@@ -65,13 +65,15 @@ describe.each(BACKENDS)('conclave run --once on %s', (_name, url) => {
     const [winner] = hosts.filter((h) => h.exit === null);
     // The winner holds for 30 s; the losers did not wait for it.
     expect(winner).toBeDefined();
+    const winnerId = winner.args[winner.args.indexOf('--id') + 1];
     for (const loser of losers) {
       expect(loser.exit).toEqual({ code: NOT_ELECTED, signal: null });
-      expect(loser.stderr).toBe('');
+      // One line on why: the winner, or nobody when the campaign met a term still starting.
+      const who = `(${winnerId} leads "${election}" \\(token \\d+\\)|nobody leads "${election}" now)`;
+      expect(loser.stderr).toMatch(new RegExp(`^conclave: not elected: ${who}; the command did not run here\\n$`));
     }
 
     await waitFor(() => linesOf(file).length >= 1, 'the winner to run CMD', 20_000);
-    const winnerId = winner.args[winner.args.indexOf('--id') + 1];
     expect(linesOf(file)).toEqual([expect.stringMatching(new RegExp(`^${winnerId} \\d+$`))]);
 
     // Still holding: the election is taken. A signal skips the rest of the hold and releases.
@@ -107,7 +109,7 @@ describe('conclave run --once: holding, waiting, exit codes', () => {
     expect(JSON.parse(after.stdout)).toMatchObject({ leaderId: null });
   });
 
-  test('--wait: a host that is not elected within the wait exits 75 once it is over', async () => {
+  test('--wait: a host that is not elected within the wait exits 75 once it is over, with one stderr line naming the leader', async () => {
     const election = uniqueElection('once-wait');
     const file = join(dir, `${election}.log`);
     const winner = startConclave([
@@ -121,6 +123,7 @@ describe('conclave run --once: holding, waiting, exit codes', () => {
       '--', ...appendLine(file),
     ]);
     expect(await late.waitForExit(30_000)).toEqual({ code: NOT_ELECTED, signal: null });
+    expect(late.stderr).toMatch(new RegExp(`^conclave: not elected: first leads "${election}" \\(token \\d+\\); the command did not run here\\n$`));
     expect(Date.now() - waitedFrom).toBeGreaterThanOrEqual(3000);
     expect(linesOf(file)).toEqual([expect.stringMatching(/^first \d+$/)]);
     winner.signal('SIGTERM');

@@ -167,8 +167,8 @@ describe('conclave run', () => {
     const run = await startRun(MYSQL_URL, election, file);
     const first = readLog(file).starts[0];
 
-    // Nobody renews the forced lease, so after 1.5 s the runner is elected again.
-    const forced = startConclave(['force', '--backend', MYSQL_URL, '--election', election, '--leader', 'ghost', '--lease-ms', '1500']);
+    // Nobody renews the forced lease (no process runs "ghost"), so after 1.5 s the runner is elected again.
+    const forced = startConclave(['force', '--allow-absent', '--backend', MYSQL_URL, '--election', election, '--leader', 'ghost', '--lease-ms', '1500']);
     expect(await forced.waitForExit()).toEqual({ code: 0, signal: null });
     await waitFor(() => !isAlive(first.pid), 'the first CMD to be stopped', 15_000);
     await waitFor(() => readLog(file).starts.length >= 2, 'CMD to start again on re-election', 20_000);

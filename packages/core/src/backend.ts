@@ -136,8 +136,8 @@ export interface ElectionBackend {
   // The optional methods below are properties that may hold `undefined` (declare new ones the
   // same way): wrappers (ForwardingBackend, MigratingBackend) expose them that way when what they
   // wrap lacks one, and a method-style `name?()` would not accept that under a user's
-  // `exactOptionalPropertyTypes`. `listCandidates`, `raiseTokenFloor`, `watch` and `watchLeader`
-  // are there exactly when their capability is declared; `isWatching` only beside `watch`;
+  // `exactOptionalPropertyTypes`. `listCandidates`, `electionExists`, `raiseTokenFloor`, `watch`
+  // and `watchLeader` are there exactly when their capability is declared; `isWatching` only beside `watch`;
   // `staleLeaderMs` is no capability, only a refinement whose absence has a meaning of its own.
 
   /**
@@ -145,6 +145,18 @@ export interface ElectionBackend {
    * Exactly when `capabilities.listCandidates` is true.
    */
   listCandidates?: ((election: string) => Promise<string[]>) | undefined;
+
+  /**
+   * Whether `election` has ever been used on this store: true from its first campaign (or a
+   * `forceLeader` that made a leader, or a raised token floor) on, whether or not anyone leads or
+   * campaigns now, releases included; false for a name never used. Reads (`getLeader`,
+   * `listCandidates`, `watchLeader`, this call) never make an election exist, nor does a
+   * `clearLeader` with no lease to revoke. It turns false again only if the store loses the
+   * election's state (a Redis master restarted without persistence, a dropped table). Admin tools
+   * use it to tell a misspelt name from an election between terms. Exactly when
+   * `capabilities.electionExists` is true.
+   */
+  electionExists?: ((election: string) => Promise<boolean>) | undefined;
 
   /**
    * Makes every term that starts after this resolves get a token greater than `token` (the
@@ -233,6 +245,12 @@ export interface BackendCapabilities {
   leaderPush?: 'none' | 'best-effort' | 'reliable';
   /** `raiseTokenFloor()` is implemented (and present exactly then). Absent means false. */
   tokenFloor?: boolean;
+  /**
+   * `electionExists()` is implemented (and present exactly then): the store keeps a trace of an
+   * election once used, so a name never used can be told from an election between terms.
+   * Absent means false.
+   */
+  electionExists?: boolean;
   /**
    * A new term's token may jump to the server's clock in ms (Redis `tokenClockFloor`), far above
    * the previous term's token. Tokens still increase; but another backend cannot follow them

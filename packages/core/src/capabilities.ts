@@ -16,6 +16,7 @@ export type PushLevel = BackendCapabilities['push'];
 /** Every capability as read by `capabilityOf`: absent ones are given their documented default. */
 export interface CapabilityValues {
   listCandidates: boolean;
+  electionExists: boolean;
   push: PushLevel;
   leaderPush: PushLevel;
   tokenFloor: boolean;
@@ -32,6 +33,7 @@ export type Capability = keyof CapabilityValues;
  */
 export const CAPABILITY_METHODS = Object.freeze({
   listCandidates: 'listCandidates',
+  electionExists: 'electionExists',
   tokenFloor: 'raiseTokenFloor',
   push: 'watch',
   leaderPush: 'watchLeader',
@@ -47,6 +49,7 @@ export function capabilityOf<C extends Capability>(source: DeclaresCapabilities,
   const declared = source.capabilities;
   const values: { [K in Capability]: () => CapabilityValues[K] } = {
     listCandidates: () => declared.listCandidates === true,
+    electionExists: () => declared.electionExists === true,
     push: () => declared.push ?? 'none',
     leaderPush: () => declared.leaderPush ?? 'none',
     tokenFloor: () => declared.tokenFloor === true,

@@ -14,6 +14,7 @@ export const BACKEND_METHODS = [
   'forceLeader',
   'clearLeader',
   'listCandidates',
+  'electionExists',
   'raiseTokenFloor',
   'watch',
   'isWatching',
@@ -27,6 +28,7 @@ export type BackendMethod = (typeof BACKEND_METHODS)[number];
 /** The methods a backend may leave out; a wrapper has them exactly when its inner backend has. */
 export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = [
   'listCandidates',
+  'electionExists',
   'raiseTokenFloor',
   'watch',
   'isWatching',
@@ -107,6 +109,7 @@ export class ForwardingBackend implements ElectionBackend {
   declare readonly forceLeader: ElectionBackend['forceLeader'];
   declare readonly clearLeader: ElectionBackend['clearLeader'];
   declare readonly listCandidates: ElectionBackend['listCandidates'];
+  declare readonly electionExists: ElectionBackend['electionExists'];
   declare readonly raiseTokenFloor: ElectionBackend['raiseTokenFloor'];
   declare readonly watch: ElectionBackend['watch'];
   declare readonly isWatching: ElectionBackend['isWatching'];

@@ -70,6 +70,7 @@ export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
   readonly capabilities: BackendCapabilities = {
     listCandidates: true,
+    electionExists: true,
     push: 'best-effort',
     leaderPush: 'best-effort',
     tokenFloor: true,
@@ -228,6 +229,11 @@ export class MemoryBackend implements ElectionBackend {
       .sort((a, b) => a[1] - b[1])
       .map(([id]) => candidateOf(id));
     return lease ? [candidateOf(lease.holder), ...ids] : ids;
+  }
+
+  /** Reads leave an empty record behind: an election exists once it has handed out a token. */
+  async electionExists(election: string): Promise<boolean> {
+    return (await this.enter(election)).lastToken > 0;
   }
 
   watch(election: string, candidateId: string, onChange: () => void): () => void {

@@ -1,6 +1,6 @@
 import { ConclaveError, FORCE_ATTEMPTS, candidateOf, type LeaderInfo } from '@conclave/core';
 import type { IKeyValue } from 'etcd3';
-import { type Candidate, type ElectionReads, floorOffset, infoOf, rangeOf } from './etcd-reads';
+import { type Candidate, type ElectionReads, floorMark, floorOffset, infoOf, rangeOf } from './etcd-reads';
 import { type ElectionKeys, type EtcdStore, cmp, decodeCandidate, encodeCandidate, op } from './etcd-store';
 
 const KIND = 'etcd';
@@ -141,7 +141,7 @@ export class EtcdAdmin {
     const offset = floorOffset(floor);
     const confirmed = await this.store.txn(
       [cmp.modIs(target.key, head.mod_revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
-      [op.put(target.key, encodeCandidate({ ...value, o: offset }), String(head.lease))],
+      [op.put(target.key, encodeCandidate({ ...value, o: offset }), String(head.lease)), ...floorMark(this.keys.floor(election), floor)],
       [],
       'forceLeader',
       election,

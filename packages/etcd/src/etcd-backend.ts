@@ -32,7 +32,7 @@ import { OwnKeyChecks, ownKey, type OwnKey } from './etcd-own-keys';
 import { PredecessorWatches, type SeenTarget } from './etcd-watches';
 import { WatchStream } from './etcd-watch-stream';
 import { EtcdAdmin, MAX_ROUNDS } from './etcd-admin';
-import { ElectionReads, floorOffset, infoOf, leaderOf } from './etcd-reads';
+import { ElectionReads, floorMark, floorOffset, infoOf, leaderOf } from './etcd-reads';
 
 export { MAX_FLOOR } from './etcd-admin';
 
@@ -82,6 +82,7 @@ export class EtcdBackend implements ElectionBackend {
   /** What every EtcdBackend declares (known before any connection). */
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: true,
+    electionExists: true,
     // A watch misses nothing while it stands, and its loss wakes the candidate (PredecessorWatches).
     push: 'reliable' as const,
     tokenFloor: true,
@@ -237,7 +238,7 @@ export class EtcdBackend implements ElectionBackend {
         early ??= candidacy.lease.lasting(start);
         early.catch(() => undefined);
         const starting = this.termStart(election, key, mine, candidacy, floorRange?.kvs[0]);
-        const confirmed = await this.campaigns.txn(store, election, starting.compare, [starting.put], []);
+        const confirmed = await this.campaigns.txn(store, election, starting.compare, starting.puts, []);
         if (!confirmed.succeeded) continue;
         candidacy.offset = starting.offset;
       }
@@ -268,19 +269,21 @@ export class EtcdBackend implements ElectionBackend {
     const floor = candidacy.floorSeen;
     if (candidacy.offset !== null || floor === undefined || this.watches.changedAfter(key, floor.revision) !== false) return [[], reads, []];
     const starting = this.termStart(election, key, mine, candidacy, floor.kv);
-    return [[...starting.compare, cmp.noneCreatedBefore(this.keys.candidates(election), candidacy.revision)], [starting.put, ...reads], reads];
+    return [[...starting.compare, cmp.noneCreatedBefore(this.keys.candidates(election), candidacy.revision)], [...starting.puts, ...reads], reads];
   }
 
   /**
    * What starts `candidacy`'s term once its key heads the queue: compares that the key is still
    * the one created at its revision, that there is no fence and that the token floor is still
-   * `floor`; and the write of its token `offset`, counted from that floor, into the key.
+   * `floor`; and the write of its token `offset`, counted from that floor, into the key (with the
+   * floor itself when there is none yet, see `floorMark`).
    */
-  private termStart(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, floor: IKeyValue | undefined): { compare: ICompare[]; put: IRequestOp; offset: number } {
+  private termStart(election: string, key: string, mine: CandidateValue, candidacy: Candidacy, floor: IKeyValue | undefined): { compare: ICompare[]; puts: IRequestOp[]; offset: number } {
     const offset = floorOffset(floor);
+    const floorKey = this.keys.floor(election);
     return {
-      compare: [cmp.createIs(key, candidacy.revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(this.keys.floor(election), floor?.mod_revision ?? 0)],
-      put: op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId),
+      compare: [cmp.createIs(key, candidacy.revision), cmp.createIs(this.keys.fence(election), 0), cmp.modIs(floorKey, floor?.mod_revision ?? 0)],
+      puts: [op.put(key, encodeCandidate({ ...mine, o: offset }), candidacy.leaseId), ...floorMark(floorKey, floor)],
       offset,
     };
   }
@@ -365,6 +368,16 @@ export class EtcdBackend implements ElectionBackend {
     assertElectionName(election, KIND);
     this.assertOpen(election);
     return (await this.reads.candidates(election)).map((c) => candidateOf(c.value.id));
+  }
+
+  /**
+   * Any key under the election: a candidate's, a fence, or the token floor, which its first term
+   * writes (`floorMark`) and nothing deletes.
+   */
+  async electionExists(election: string): Promise<boolean> {
+    assertElectionName(election, KIND);
+    this.assertOpen(election);
+    return (await this.store.range(this.keys.root(election), { prefix: true, limit: 1, keysOnly: true }, election)).kvs.length > 0;
   }
 
   async clearLeader(election: string): Promise<void> {

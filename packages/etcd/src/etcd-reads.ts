@@ -1,4 +1,4 @@
-import type { IKeyValue, IRangeResponse, ITxnResponse } from 'etcd3';
+import type { IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
 import { candidateOf, type LeaderInfo } from '@conclave/core';
 import { type ElectionKeys, type EtcdStore, decodeCandidate, op, type CandidateValue } from './etcd-store';
 
@@ -58,6 +58,16 @@ export function leaderOf(head: IKeyValue | undefined, fence: IKeyValue | undefin
 /** The range answer of a transaction's `index`-th operation. */
 export function rangeOf(res: ITxnResponse, index: number): IRangeResponse | undefined {
   return res.responses[index]?.response_range ?? undefined;
+}
+
+/**
+ * What a term's start writes beside its token offset: the token floor, `0`, when the election has
+ * none yet (an offset of 0 all the same). Persistent, so the election keeps a key once its
+ * candidates are gone (`electionExists`). Written once: the start's compare on the floor's
+ * revision already requires it absent.
+ */
+export function floorMark(floorKey: string, floor: IKeyValue | undefined): IRequestOp[] {
+  return floor === undefined ? [op.put(floorKey, Buffer.from('0'))] : [];
 }
 
 /** The token floor's offset stored in `floor` (0 when none). */

@@ -42,12 +42,21 @@ function dualCapabilities(from: ElectionBackend, to: ElectionBackend): BackendCa
     transitions: a.transitions && b.transitions,
   };
   // No leaseEndPush: a follower's look waits for both sides' leases, and watch passes no hints.
-  return { listCandidates: capabilityOf(from, 'listCandidates'), push, leaderPush, tokenFloor: false, leaderMetadata };
+  const electionExists = capabilityOf(from, 'electionExists') && capabilityOf(to, 'electionExists');
+  return { listCandidates: capabilityOf(from, 'listCandidates'), electionExists, push, leaderPush, tokenFloor: false, leaderMetadata };
 }
 
 export function listCandidatesOf(s: Sides): ElectionBackend['listCandidates'] {
   const side = s.phase === 'to-only' ? s.to : s.from;
   return supports(side, 'listCandidates') ? (election) => side.listCandidates!(election) : undefined;
+}
+
+/** In `dual`, used on either side (both must be able to tell); otherwise on the side in use. */
+export function electionExistsOf(s: Sides): ElectionBackend['electionExists'] {
+  const sides = sidesInUse(s);
+  if (!sides.every((b) => supports(b, 'electionExists'))) return undefined;
+  if (sides.length === 1) return (election) => sides[0]!.electionExists!(election);
+  return async (election) => (await Promise.all(sides.map((b) => b.electionExists!(election)))).some(Boolean);
 }
 
 /** In `dual`, a change pushed by `to` also forgets that `to` was taken (see DualCampaign). */

@@ -15,6 +15,7 @@ import {
   capabilitiesOf,
   isWatchingOf,
   listCandidatesOf,
+  electionExistsOf,
   raiseTokenFloorOf,
   single,
   staleLeaderMsOf,
@@ -135,6 +136,10 @@ export class MigratingBackend implements ElectionBackend {
 
   get listCandidates(): ((election: string) => Promise<string[]>) | undefined {
     return listCandidatesOf(this);
+  }
+
+  get electionExists(): ElectionBackend['electionExists'] {
+    return electionExistsOf(this);
   }
 
   get watch(): ElectionBackend['watch'] {

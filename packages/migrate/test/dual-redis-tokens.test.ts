@@ -26,7 +26,7 @@ afterEach(() => owned.closeAll());
 const keep = <T extends ElectionBackend>(b: T): T => owned.keep(b);
 /** A memory backend that hides `raiseTokenFloor` (and `watchLeader`, which it does not declare either). */
 class NoFloorBackend extends MemoryBackend {
-  override readonly capabilities: BackendCapabilities = { listCandidates: true, push: 'best-effort', tokenFloor: false };
+  override readonly capabilities: BackendCapabilities = { listCandidates: true, electionExists: true, push: 'best-effort', tokenFloor: false };
   constructor(options: MemoryBackendOptions) {
     super(options);
     // A method is there exactly when its capability is declared.

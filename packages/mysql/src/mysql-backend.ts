@@ -65,6 +65,7 @@ export class MysqlBackend implements ElectionBackend {
   /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: false,
+    electionExists: true,
     push: 'best-effort',
     leaderPush: LEADER_PUSH,
     tokenFloor: true,
@@ -104,7 +105,7 @@ export class MysqlBackend implements ElectionBackend {
     this.wake = this.options.wakeUp
       ? new MysqlWakeChannel(this.executor, this.table, this.options.maxWatchConnections, this.options.queryTimeoutMs)
       : null;
-    this.capabilities = { listCandidates: false, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true, leaderMetadata: LEADER_METADATA };
+    this.capabilities = { listCandidates: false, electionExists: true, push: this.wake ? 'best-effort' : 'none', leaderPush: LEADER_PUSH, tokenFloor: true, leaderMetadata: LEADER_METADATA };
     const wake = this.wake;
     this.watch = wake ? (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange) : undefined;
     this.isWatching = wake ? (election, candidateId) => !this.closed && wake.isWatching(election, candidateId) : undefined;
@@ -194,6 +195,14 @@ export class MysqlBackend implements ElectionBackend {
     const [rows] = (await this.run([leaderSql(this.table, election)], election)) as [Array<Record<string, unknown>>];
     const row = rows[0];
     return row ? leaderInfoFromRow(row) : null;
+  }
+
+  /** The election's row: written by its first campaign, force or raised floor, and never deleted. */
+  async electionExists(election: string): Promise<boolean> {
+    this.validate(election);
+    await this.ready(election);
+    const [rows] = (await this.run([readRowsSql(this.table, [election])], election)) as [unknown[]];
+    return rows.length > 0;
   }
 
   /**

@@ -71,6 +71,7 @@ export class PostgresBackend implements ElectionBackend {
   /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: false,
+    electionExists: true,
     push: 'best-effort',
     leaderPush: LEADER_PUSH,
     tokenFloor: true,
@@ -196,6 +197,13 @@ export class PostgresBackend implements ElectionBackend {
     await this.ready(election);
     const [row] = await this.run(leaderSql(this.table), [election], election);
     return row ? leaderInfoFromRow(row) : null;
+  }
+
+  /** The election's row: written by its first campaign, force or raised floor, and never deleted. */
+  async electionExists(election: string): Promise<boolean> {
+    this.validate(election);
+    await this.ready(election);
+    return (await this.run(readRowSql(this.table), [election], election)).length > 0;
   }
 
   /**

@@ -21,6 +21,7 @@ import { throwIfGivenUp, whenGivenUp } from '@conclave/core/internal';
 import { electionKeys, type ElectionKeys } from './redis-keys';
 import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';
+import { EXISTS } from './redis-scripts';
 import { resolveRedisOptions, type RedisBackendOptions, type ResolvedRedisOptions } from './redis-options';
 import { QuorumLeaseOps } from './redis-quorum';
 import { SingleLeaseOps } from './redis-single';
@@ -79,6 +80,7 @@ export class RedisBackend implements ElectionBackend {
     this.quorum = this.options.quorum;
     this.capabilities = {
       listCandidates: this.options.trackCandidates,
+      electionExists: true,
       push: 'best-effort',
       leaderPush: this.options.publish ? 'best-effort' : 'none',
       tokenFloor: true,
@@ -153,6 +155,20 @@ export class RedisBackend implements ElectionBackend {
 
   private async candidates(election: string): Promise<string[]> {
     return this.ops.listCandidates(this.enter(election), election);
+  }
+
+  /**
+   * The term counter tells: set by the first term (or a raised floor), it never expires. A quorum
+   * term is on a majority of the masters: one master that has it is enough; to say no, a majority
+   * must answer.
+   */
+  async electionExists(election: string): Promise<boolean> {
+    const keys = this.enter(election);
+    const replies = await Promise.allSettled(this.nodes.map((node) => node.run({ script: EXISTS, keys: [keys.term], args: [], election })));
+    if (replies.some((r) => r.status === 'fulfilled' && r.value === 1)) return true;
+    const failed = replies.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (this.nodes.length - failed.length < Math.floor(this.nodes.length / 2) + 1) throw failed[0]!.reason;
+    return false;
   }
 
   /** Every term that starts after this resolves gets a token greater than `token`. */

@@ -294,6 +294,14 @@ return out
 `,
 );
 
+/** KEYS: term. 1 when the election's term counter exists (it has had a term or a raised floor), else 0. */
+export const EXISTS = script(
+  'exists',
+  `
+return redis.call('EXISTS', KEYS[1])
+`,
+);
+
 /** Quorum mode: the wake-up message sent after a force, once its term is committed. ARGV: channel, message. */
 export const NOTIFY = script(
   'notify',

@@ -15,7 +15,7 @@ describe('one master with keyspace events (notify-keyspace-events Kgx)', () => {
   afterAll(() => server.stop());
   const keyPrefix = uniquePrefix();
   describeBackendConformance('redis with keyspace events', {
-    capabilities: { listCandidates: true, push: 'best-effort', leaderPush: 'best-effort', tokenFloor: true, tokenClock: true, leaseEndPush: true, leaderMetadata: RedisBackend.leaderMetadata },
+    capabilities: { listCandidates: true, electionExists: true, push: 'best-effort', leaderPush: 'best-effort', tokenFloor: true, tokenClock: true, leaseEndPush: true, leaderMetadata: RedisBackend.leaderMetadata },
     create: () => new RedisBackend({ url: server.url, keyPrefix }),
   });
 });

@@ -5,6 +5,7 @@ import { pastRestartFence, uniquePrefix } from './helpers';
 
 const capabilities = {
   listCandidates: true,
+  electionExists: true,
   push: 'best-effort',
   leaderPush: 'best-effort',
   tokenFloor: true,

@@ -48,6 +48,7 @@ describe('RedisBackend options', () => {
     expect(b.quorum).toBe(true);
     expect(b.capabilities).toEqual({
       listCandidates: true,
+      electionExists: true,
       push: 'best-effort',
       leaderPush: 'best-effort',
       tokenFloor: true,

@@ -60,6 +60,7 @@ export class ZookeeperBackend implements ElectionBackend {
   /** What every ZookeeperBackend declares (known before any connection). */
   static readonly capabilities: BackendCapabilities = Object.freeze({
     listCandidates: true,
+    electionExists: true,
     push: 'reliable' as const,
     leaderPush: 'reliable' as const,
     tokenFloor: true,
@@ -255,6 +256,23 @@ export class ZookeeperBackend implements ElectionBackend {
       return [...new Set(queue.map((n) => candidateOf(n.candidateId)))];
     } catch (err) {
       throw this.toError(err, election, 'listCandidates');
+    }
+  }
+
+  /**
+   * The election node outlives its candidates, but a read creates it too (see `ElectionQueue.list`):
+   * it counts once a candidate node was made under it (`cversion`) or a token floor written on it
+   * (`version`).
+   */
+  async electionExists(election: string): Promise<boolean> {
+    this.validate(election);
+    this.ensureOpen(election);
+    const until = performance.now() + this.requestTimeoutMs;
+    try {
+      const stat = await this.queue.exists(this.session.current(), this.queue.path(election), until);
+      return stat !== null && (stat.cversion > 0 || stat.version > 0);
+    } catch (err) {
+      throw this.toError(err, election, 'electionExists');
     }
   }
 

@@ -6,6 +6,7 @@ import { describeCapabilities } from './capabilities-group';
 import { describeLeadership } from './leadership-group';
 import { describeLeaseOwnership } from './lease-ownership-group';
 import { describeAdminOperations } from './admin-group';
+import { describeElectionExists } from './election-exists-group';
 import { describeLifecycle } from './lifecycle-group';
 import { describeHandover } from './handover-group';
 import { describeScale } from './scale-group';
@@ -56,6 +57,7 @@ export function describeBackendConformance(
     describeLeaseOwnership(ctx);
     describeGivenUpCalls(ctx);
     describeAdminOperations(ctx, supports(factory, 'listCandidates'));
+    describeElectionExists(ctx, supports(factory, 'electionExists'));
     describeLifecycle(ctx);
     describeHandover(ctx);
     describeDuplicateIds(ctx);

@@ -1,8 +1,8 @@
-import { assertCandidateId, assertElectionName, supports } from '@conclave/core';
+import { assertCandidateId, assertElectionName, supports, type ElectionBackend } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
-import { EXIT } from '../cli-errors';
+import { EXIT, UsageError } from '../cli-errors';
 import { leaderMetadataJson, leaderMetadataLines } from '../leader-metadata';
-import { closeQuietly, openContext, writeLine, type CommandContext } from '../cli-context';
+import { closeQuietly, openContext, warnLine, writeLine, type CommandContext } from '../cli-context';
 
 /** Runs `fn` with a backend built from --backend, validates the names first, always closes it. */
 export async function withBackend<T>(parsed: ParsedCommand, fn: (ctx: CommandContext) => Promise<T>): Promise<T> {
@@ -21,14 +21,18 @@ export async function withBackend<T>(parsed: ParsedCommand, fn: (ctx: CommandCon
 /** `conclave status`. */
 export function statusCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
-    const leader = await backend.getLeader(election);
-    const candidates = supports(backend, 'listCandidates') ? await backend.listCandidates!(election) : null;
+    const [exists, leader, candidates] = await Promise.all([
+      supports(backend, 'electionExists') ? backend.electionExists!(election) : null,
+      backend.getLeader(election),
+      supports(backend, 'listCandidates') ? backend.listCandidates!(election) : null,
+    ]);
     if (parsed.json) {
       writeLine(
-        JSON.stringify({ election, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null, ...leaderMetadataJson(leader), candidates }),
+        JSON.stringify({ election, exists, leaderId: leader?.candidateId ?? null, token: leader?.token ?? null, ...leaderMetadataJson(leader), candidates }),
       );
     } else {
       writeLine(`election:   ${election}`);
+      writeLine(`exists:     ${existsText(exists)}`);
       writeLine(`leader:     ${leader ? leader.candidateId : '(none)'}`);
       writeLine(`token:      ${leader ? leader.token : '-'}`);
       for (const line of leaderMetadataLines(leader, backend.capabilities, Date.now())) writeLine(line);
@@ -38,14 +42,37 @@ export function statusCommand(parsed: ParsedCommand): Promise<number> {
   });
 }
 
+/** A name never used reads like an election between terms (no leader): say which it is. */
+function existsText(exists: boolean | null): string {
+  if (exists === null) return 'unknown (the backend cannot tell)';
+  return exists ? 'yes' : 'no (never used on this backend: check the name)';
+}
+
 /** `conclave force --leader ID`. */
 export function forceCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
     assertCandidateId(parsed.leader, backend.kind, election);
+    if (!parsed.allowAbsent) await assertCandidate(backend, election, parsed.leader!);
     const info = await backend.forceLeader(election, parsed.leader, parsed.leaseMs);
     writeLine(`forced: "${election}" is now led by ${info.candidateId} (token ${info.token})`);
     return EXIT.OK;
   });
+}
+
+/**
+ * Forcing an id that no process campaigns under leaves the election without a working leader for
+ * the forced lease: most likely a typo. Refused where the backend lists its candidates; elsewhere
+ * it cannot be checked, and a warning says so.
+ */
+async function assertCandidate(backend: ElectionBackend, election: string, id: string): Promise<void> {
+  if (!supports(backend, 'listCandidates')) {
+    warnLine(`${backend.kind} cannot list candidates: whether "${id}" is one could not be checked`);
+    return;
+  }
+  const candidates = await backend.listCandidates!(election);
+  if (candidates.includes(id)) return;
+  const present = candidates.length > 0 ? `its candidates: ${candidates.join(', ')}` : 'it has no candidates';
+  throw new UsageError(`"${id}" is not a candidate of "${election}" (${present}); --allow-absent forces it anyway`, 'force');
 }
 
 /** `conclave clear`. */

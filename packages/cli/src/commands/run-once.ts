@@ -1,4 +1,4 @@
-import { isConclaveError, type Elector } from '@conclave/core';
+import { isConclaveError, type Elector, type LeadershipState } from '@conclave/core';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { closeQuietly, onShutdownSignals, warnLine, type CommandContext } from '../cli-context';
@@ -17,6 +17,11 @@ export async function runOnceCommand(
   start: (token: number) => SupervisedCommand,
 ): Promise<number> {
   const log = { election: elector.election, candidate: elector.candidateId };
+  // Who leads as the lost campaign saw it, for the line that says why CMD did not run here.
+  let seen: Pick<LeadershipState, 'leaderId' | 'token'> | null = null;
+  const following = elector.state$.subscribe((state) => {
+    if (state.role === 'follower') seen = { leaderId: state.leaderId, token: state.token };
+  });
   const shutdown = new AbortController();
   let current: SupervisedCommand | null = null;
   const removeSignals = onShutdownSignals(
@@ -48,7 +53,7 @@ export async function runOnceCommand(
       { waitMs: parsed.waitMs ?? 0, holdAtLeastMs: parsed.holdAtLeastMs ?? 0, signal: shutdown.signal },
     );
     if (!outcome.ran) {
-      ctx.logger.info(log, 'not elected: another candidate leads; the command did not run here');
+      warnLine(notElectedLine(elector.election, seen));
       return EXIT.NOT_ELECTED;
     }
     return exitCodeFor(outcome.result, parsed.argv[0]);
@@ -57,9 +62,17 @@ export async function runOnceCommand(
     if (isConclaveError(err, 'ABORTED')) return EXIT.OK;
     throw err;
   } finally {
+    following.unsubscribe();
     removeSignals();
     await closeQuietly(ctx);
   }
+}
+
+function notElectedLine(election: string, seen: Pick<LeadershipState, 'leaderId' | 'token'> | null): string {
+  const who = seen?.leaderId
+    ? `${seen.leaderId} leads "${election}"${seen.token === null ? '' : ` (token ${seen.token})`}`
+    : `nobody leads "${election}" now`;
+  return `not elected: ${who}; the command did not run here`;
 }
 
 function exitCodeFor(outcome: CommandOutcome, command: string): number {
