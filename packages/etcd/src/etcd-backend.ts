@@ -23,6 +23,7 @@ import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';
+import { etcdErrorCode } from './etcd-errors';
 import { SharedLease, grantedFrom, type LiveLease } from './etcd-leases';
 import { KeepAliveStream } from './etcd-keepalive-stream';
 import { releaseHandingOver, type HandoverHint, type TxnSender } from './etcd-handoff';
@@ -503,7 +504,7 @@ export class EtcdBackend implements ElectionBackend {
 
   private leaseError(err: unknown, election: string): ConclaveError {
     if (err instanceof ConclaveError) return err;
-    return new ConclaveError('BACKEND_UNAVAILABLE', `etcd lease keep-alive failed: ${String(err)}`, { backend: KIND, election, cause: err });
+    return new ConclaveError(etcdErrorCode(err), `etcd lease keep-alive failed: ${String(err)}`, { backend: KIND, election, cause: err });
   }
 }
 

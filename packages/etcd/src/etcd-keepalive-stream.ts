@@ -1,5 +1,6 @@
 import { ConclaveError } from '@conclave/core';
 import type { IDuplexStream, ILeaseKeepAliveRequest, ILeaseKeepAliveResponse, LeaseClient } from 'etcd3/lib/rpc';
+import { etcdErrorCode } from './etcd-errors';
 import { endStream } from './etcd-grpc-stream';
 import { requireLeader } from './etcd-require-leader';
 
@@ -87,12 +88,12 @@ export class KeepAliveStream {
         return stream;
       }
       stream.on('data', (res: ILeaseKeepAliveResponse) => this.answered(String(res.ID), Number(res.TTL)));
-      stream.on('error', (err: unknown) => this.drop(opening, unavailable('lease keep-alive stream failed', err)));
+      stream.on('error', (err: unknown) => this.drop(opening, streamFailed('lease keep-alive stream failed', err)));
       stream.on('end', () => this.drop(opening, new ConclaveError('BACKEND_UNAVAILABLE', 'lease keep-alive stream ended', { backend: KIND })));
       return stream;
     });
     this.stream = opening;
-    opening.catch((err: unknown) => this.drop(opening, unavailable('lease keep-alive stream could not open', err)));
+    opening.catch((err: unknown) => this.drop(opening, streamFailed('lease keep-alive stream could not open', err)));
     return opening;
   }
 
@@ -136,8 +137,8 @@ export class KeepAliveStream {
   }
 }
 
-function unavailable(what: string, err: unknown): ConclaveError {
+function streamFailed(what: string, err: unknown): ConclaveError {
   if (err instanceof ConclaveError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what}: ${message}`, { backend: KIND, cause: err });
+  return new ConclaveError(etcdErrorCode(err), `etcd ${what}: ${message}`, { backend: KIND, cause: err });
 }

@@ -2,6 +2,7 @@ import { ConclaveError } from '@conclave/core';
 import { withTimeout } from '@conclave/core/internal';
 import type { CallOptions } from '@grpc/grpc-js';
 import type { IKeyValue, IRangeResponse, IRequestOp, ICompare, ITxnResponse, ILeaseKeepAliveResponse, KVClient, LeaseClient } from 'etcd3/lib/rpc';
+import { etcdErrorCode } from './etcd-errors';
 import { requireLeader } from './etcd-require-leader';
 
 const KIND = 'etcd';
@@ -168,7 +169,7 @@ export class EtcdStore {
       });
       stream.on('error', (err: unknown) => {
         clearTimeout(timer);
-        reject(unavailable('lease keep-alive', err));
+        reject(callFailed('lease keep-alive', err));
       });
       stream.on('end', () => {
         clearTimeout(timer);
@@ -189,16 +190,20 @@ export class EtcdStore {
     try {
       return await fn();
     } catch (err) {
-      throw unavailable(what, err, election);
+      throw callFailed(what, err, election);
     }
   }
 }
 
-/** `err` of a call as a ConclaveError (BACKEND_UNAVAILABLE unless it is one already). */
-export function unavailable(what: string, err: unknown, election?: string): ConclaveError {
+/**
+ * `err` of a call as a ConclaveError (unless it is one already): `BACKEND_AUTH` or
+ * `BACKEND_MISCONFIGURED` when etcd refused it for good (see `etcdErrorCode`), else
+ * `BACKEND_UNAVAILABLE`.
+ */
+export function callFailed(what: string, err: unknown, election?: string): ConclaveError {
   if (err instanceof ConclaveError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new ConclaveError('BACKEND_UNAVAILABLE', `etcd ${what} failed: ${message}`, { backend: KIND, election, cause: err });
+  return new ConclaveError(etcdErrorCode(err), `etcd ${what} failed: ${message}`, { backend: KIND, election, cause: err });
 }
 
 /** Helpers that build request ops. */

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
 import type { ICompare, IRequestOp, IResponseOp, ITxnResponse } from 'etcd3/lib/rpc';
 import { etcd3 } from './etcd-driver';
-import { op, unavailable, type EtcdStore } from './etcd-store';
+import { callFailed, op, type EtcdStore } from './etcd-store';
 
 /** One election's transaction, as `EtcdStore.txn` takes it. */
 interface Txn {
@@ -28,7 +28,8 @@ const HOLD_MS = 25;
 /** Errors of etcd refusing what a request asks (not a lost connection): one transaction can cause them for all. */
 function refusals(): Array<new (...args: never[]) => Error> {
   const m = etcd3();
-  return [m.EtcdLeaseInvalidError, m.GRPCInvalidArgumentError, m.GRPCFailedPreconditionError, m.GRPCOutOfRangeError, m.GRPCResourceExhastedError];
+  // Permission denied: the user's roles may cover the keys of some elections of the batch only.
+  return [m.EtcdLeaseInvalidError, m.EtcdPermissionDeniedError, m.GRPCInvalidArgumentError, m.GRPCFailedPreconditionError, m.GRPCOutOfRangeError, m.GRPCResourceExhastedError];
 }
 
 /**
@@ -188,5 +189,5 @@ function isRefusal(err: unknown): boolean {
 /** A batch's error, as the transaction of `election` would have had it alone. */
 function forElection(err: unknown, election: string, what: string): unknown {
   if (!(err instanceof ConclaveError) || err.election !== undefined || err.cause === undefined) return err;
-  return unavailable(what, err.cause, election);
+  return callFailed(what, err.cause, election);
 }

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
 import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/internal';
 import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
+import { refusalOf } from './redis-refusals';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
 
@@ -40,8 +41,9 @@ export class RedisNode {
   private readonly keyspace = new KeyspaceCheck({
     ready: () => this.ready(),
     command: (args) => this.command(args),
+    // Our own errors already quote the driver's: keeping one would nest "(last error: …)".
     noteError: (err) => {
-      this.lastError = err;
+      if (!(err instanceof ConclaveError)) this.lastError = err;
     },
   });
   /** channel → settles once its SUBSCRIBE was confirmed (or failed); removed once settled. */
@@ -56,6 +58,12 @@ export class RedisNode {
   private clientListening = false;
   private closed = false;
   private lastError: unknown = null;
+  /**
+   * The server's refusal of the last connection attempt (credentials, or an ACL that refuses the
+   * ready check), from an 'error' event; cleared once a connection is ready. ioredis keeps
+   * reconnecting after it, so without it a call would only see "not connected".
+   */
+  private refusal: Error | null = null;
   /** Set when the server refused the URL's database: every call fails with it. */
   private dbError: ConclaveError | null = null;
 
@@ -72,6 +80,7 @@ export class RedisNode {
       const db = source.db || options.redisOptions.db || 0;
       this.client.on('error', (err: unknown) => {
         this.lastError = err;
+        this.noteRefusal(err);
         // ioredis reports a failed SELECT as an error event and carries on in database 0, where
         // this backend would silently share keys with whatever lives there.
         if (err instanceof Error && /\bDB index is out of range\b|\binvalid DB index\b/i.test(err.message)) {
@@ -85,6 +94,9 @@ export class RedisNode {
     } else {
       this.client = source.client;
     }
+    this.client.on('ready', () => {
+      this.refusal = null;
+    });
     this.owned = source.owned;
     this.batcher = new TickBatcher((calls) => this.flush(calls));
   }
@@ -219,8 +231,11 @@ export class RedisNode {
       autoResubscribe: true,
       keyPrefix: '', // channels are published from Lua without ioredis' prefix
     });
+    // The subscriber logs in as the client does: its refusal is the client's too (a client passed
+    // in has no 'error' listener of ours).
     sub.on('error', (err: unknown) => {
       this.lastError = err;
+      this.noteRefusal(err);
     });
     sub.on('message', (channel: string, message: string) => this.dispatch(channel, message));
     const lost = () => {
@@ -358,8 +373,14 @@ export class RedisNode {
     return this.clientSettled.promise;
   }
 
+  private noteRefusal(err: unknown): void {
+    if (err instanceof Error && refusalOf(err, this.label)) this.refusal = err;
+  }
+
   private toError(err: unknown, election?: string): ConclaveError {
     if (err instanceof ConclaveError) return err;
+    const refused = refusalOf(err, this.label, election);
+    if (refused) return refused;
     const message = err instanceof Error ? err.message : String(err);
     const isReply = err instanceof Error && err.name === 'ReplyError';
     if (isReply && !UNAVAILABLE_REPLIES.test(message)) {
@@ -368,8 +389,12 @@ export class RedisNode {
     return new ConclaveError('BACKEND_UNAVAILABLE', `${this.label}: ${message}`, { backend: KIND, election, cause: err });
   }
 
+  /** `BACKEND_UNAVAILABLE`, unless the server refused the connection for good (see `refusal`). */
   private unavailable(why: string, election?: string): ConclaveError {
-    const last = this.lastError instanceof Error ? ` (last error: ${this.lastError.message})` : '';
+    const refused = this.refusal && refusalOf(this.refusal, this.label, election);
+    if (refused) return refused;
+    const lastMessage = messageOf(this.lastError);
+    const last = lastMessage === null ? '' : ` (last error: ${lastMessage})`;
     return new ConclaveError('BACKEND_UNAVAILABLE', `${this.label}: ${why}${last}`, {
       backend: KIND,
       election,
@@ -395,4 +420,13 @@ function signal(): Signal {
 
 function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * An error's message, also for an error made in another realm (Node's socket errors seen from a
+ * `vm` context such as Jest's), for which `instanceof Error` is false.
+ */
+function messageOf(err: unknown): string | null {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : null;
 }

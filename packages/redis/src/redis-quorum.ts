@@ -376,6 +376,12 @@ function mostCommon(values: string[], atLeast = 1): string | null {
   return best !== null && counts.get(best)! >= atLeast ? best : null;
 }
 
+/**
+ * The first failure, preferring one a master answered (refused credentials, a missing ACL
+ * permission, a server error) to a failure to reach one: `unavailable` passes those on, so a
+ * refusal is not hidden behind a master that happened to be down.
+ */
 function firstError(replies: Settled<unknown>[]): unknown {
-  return replies.find((r) => !r.ok && 'error' in r)?.error;
+  const errors = replies.flatMap((r) => (r.ok ? [] : [r.error]));
+  return errors.find((e) => e instanceof ConclaveError && e.code !== 'BACKEND_UNAVAILABLE') ?? errors[0];
 }

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { Exception } from 'node-zookeeper-client';
 import {
   ConclaveError,
   assertCandidateId,
@@ -25,6 +24,7 @@ import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { zkCode } from './zookeeper-client-util';
+import { conclaveCodeOf, describeZkError } from './zookeeper-error-codes';
 import { RequestTimeoutError } from './zookeeper-request-timeout';
 import { ZookeeperSession } from './zookeeper-session';
 import { ConnectionRefusedError } from './zookeeper-refusal';
@@ -351,9 +351,7 @@ export class ZookeeperBackend implements ElectionBackend {
     }
     const code = zkCode(err);
     if (code === undefined) return toBackendError(err, KIND, election);
-    const name = String((err as { getName?: () => string }).getName?.() ?? code);
-    const unavailable = [Exception.CONNECTION_LOSS, Exception.SESSION_EXPIRED, Exception.OPERATION_TIMEOUT].includes(code);
-    return new ConclaveError(unavailable ? 'BACKEND_UNAVAILABLE' : 'BACKEND_ERROR', `ZooKeeper error ${name}`, {
+    return new ConclaveError(conclaveCodeOf(code), `ZooKeeper error ${describeZkError(err, String(code))}`, {
       backend: KIND,
       election,
       cause: err,

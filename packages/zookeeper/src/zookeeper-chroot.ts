@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { CreateMode, Exception, State, createClient, type ACL, type Client } from 'node-zookeeper-client';
-import { ConclaveError } from '@conclave/core';
+import { ConclaveError, type ConclaveErrorCode } from '@conclave/core';
 import { hostsOf } from './zookeeper-refusal';
 import { shutDown, zkCode } from './zookeeper-client-util';
+import { conclaveCodeOf } from './zookeeper-error-codes';
 
 const KIND = 'zookeeper';
 
@@ -25,9 +26,10 @@ export interface ChrootTarget {
  * Curator creates its namespace. ZooKeeper resolves every path of a chrooted session below the
  * chroot, so that session cannot create the chroot itself: a short-lived client on the same
  * servers without it (and with the same credentials, which a creator-only ACL needs) does, and
- * is closed before this resolves. A node already there is fine. Throws `BACKEND_ERROR` (e.g. not
- * allowed to create it) or `BACKEND_UNAVAILABLE` (no answer by `until`, performance.now() ms),
- * naming the chroot and never the credentials.
+ * is closed before this resolves. A node already there is fine. Throws what the server's answer
+ * means (see `conclaveCodeOf`: `BACKEND_MISCONFIGURED` when not allowed to create it) or
+ * `BACKEND_UNAVAILABLE` (no answer by `until`, performance.now() ms), naming the chroot and never
+ * the credentials.
  */
 export async function createChroot(target: ChrootTarget, acl: ACL[], until: number): Promise<void> {
   const chroot = chrootOf(target.connect);
@@ -38,7 +40,7 @@ export async function createChroot(target: ChrootTarget, acl: ACL[], until: numb
     retries: 0,
   });
   if (target.auth) client.addAuthInfo('digest', Buffer.from(target.auth));
-  const fail = (code: 'BACKEND_ERROR' | 'BACKEND_UNAVAILABLE', why: string, cause?: unknown): ConclaveError =>
+  const fail = (code: ConclaveErrorCode, why: string, cause?: unknown): ConclaveError =>
     new ConclaveError(code, `cannot create the ZooKeeper chroot ${chroot}: ${why}`, { backend: KIND, cause });
   const work = (async () => {
     await connected(client);
@@ -47,8 +49,12 @@ export async function createChroot(target: ChrootTarget, acl: ACL[], until: numb
       const path = '/' + parts.slice(0, i).join('/');
       await new Promise<void>((resolve, reject) => {
         client.create(path, acl, CreateMode.PERSISTENT, (err) => {
-          if (!err || zkCode(err) === Exception.NODE_EXISTS) resolve();
-          else reject(fail('BACKEND_ERROR', `${(err as { getName?: () => string }).getName?.() ?? String(err)} on ${path}`, err));
+          const code = zkCode(err);
+          if (!err || code === Exception.NODE_EXISTS) resolve();
+          else {
+            const name = (err as { getName?: () => string }).getName?.() ?? String(err);
+            reject(fail(code === undefined ? 'BACKEND_ERROR' : conclaveCodeOf(code), `${name} on ${path}`, err));
+          }
         });
       });
     }

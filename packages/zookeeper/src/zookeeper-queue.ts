@@ -89,7 +89,7 @@ export class ElectionQueue {
           // A client passed in: its chroot is out of our reach (a chrooted session cannot
           // create it, and we do not know the servers to open another).
           throw new ConclaveError(
-            'BACKEND_ERROR',
+            'BACKEND_MISCONFIGURED',
             'the chroot of the ZooKeeper client passed in does not exist: create it first (a backend given `connect` creates its chroot)',
             { backend: KIND, election, cause: mkdirpErr },
           );

@@ -36,6 +36,8 @@ export class ZookeeperSession {
   private generation = 0;
   /** A passed-in client whose session expired: nothing more can be done with it. */
   private dead = false;
+  /** A passed-in client whose credentials the server refused (it closed the connection for good). */
+  private authRefused = false;
   private closed = false;
   private lastKick = 0;
   /** Whether the current client ever had a session (else closing it has nothing to end). */
@@ -109,6 +111,13 @@ export class ZookeeperSession {
   /** The current session, opening it if needed. Throws `CLOSED` or `BACKEND_UNAVAILABLE`. */
   current(): SessionHandle {
     if (this.closed) throw new ConclaveError('CLOSED', 'the ZooKeeper backend is closed', { backend: KIND });
+    if (this.authRefused) {
+      throw new ConclaveError(
+        'BACKEND_AUTH',
+        'ZooKeeper refused the credentials of the client passed in (AUTH_FAILED); build a new backend on a client with valid ones',
+        { backend: KIND },
+      );
+    }
     if (this.dead) {
       throw new ConclaveError(
         'BACKEND_UNAVAILABLE',
@@ -122,7 +131,7 @@ export class ZookeeperSession {
 
   /** Whether `handle` still names the live session. */
   isCurrent(handle: SessionHandle): boolean {
-    return !this.closed && !this.dead && this.client === handle.client && this.generation === handle.generation;
+    return !this.closed && !this.dead && !this.authRefused && this.client === handle.client && this.generation === handle.generation;
   }
 
   /** The session timeout, ms: the server's grant once connected, else what was asked. */
@@ -351,7 +360,10 @@ export class ZookeeperSession {
       if (manager) manager.pendingBuffer = null;
     }
     if (this.closed) return;
-    if (state === State.EXPIRED) {
+    // AUTH_FAILED: the server refused the credentials and closes the connection; the client never
+    // reconnects, so it ends like an expired session. The next call opens a new client, which
+    // presents the credentials again (the server's configuration may have changed meanwhile).
+    if (state === State.EXPIRED || state === State.AUTH_FAILED) {
       const old = this.client;
       this.generation++;
       if (this.options.mode === 'connect') {
@@ -359,12 +371,17 @@ export class ZookeeperSession {
         this.client = null;
         if (old) {
           old.removeListener('state', this.stateListener);
-          void shutDown(old, 1000);
+          // After AUTH_FAILED the server closes the connection itself; close() now would turn
+          // the answer of the requests in flight from AUTH_FAILED into CONNECTION_LOSS.
+          if (state === State.EXPIRED) void shutDown(old, 1000);
         }
-      } else {
+      } else if (state === State.EXPIRED) {
         this.dead = true;
+      } else {
+        this.authRefused = true;
       }
-      // Requests waiting for the old client fail fast (SESSION_EXPIRED) instead of timing out.
+      // Requests waiting for the old client fail fast (SESSION_EXPIRED, AUTH_FAILED: the client
+      // answers every request so while in that state) instead of timing out.
       const waiting = [...this.waiters];
       this.waiters.clear();
       for (const send of waiting) send();

@@ -79,7 +79,7 @@ test('a campaign under a missing chroot (two levels) creates it, with the backen
   await expect(b.getLeader('e')).resolves.toMatchObject({ candidateId: 'a' });
 });
 
-test('a chroot that cannot be created fails the campaign with a ConclaveError naming the chroot, without the password', async () => {
+test('a chroot that cannot be created (NO_AUTH) fails the campaign with BACKEND_MISCONFIGURED naming the chroot, without the password', async () => {
   const parent = `/locked-${run}`;
   await zkCall((cb) => raw.create(parent, Buffer.alloc(0), [new ACL(Permission.READ, new Id('world', 'anyone'))], CreateMode.PERSISTENT, cb));
   const b = backend(`${parent}/app`, 'alice:zksecret');
@@ -87,12 +87,12 @@ test('a chroot that cannot be created fails the campaign with a ConclaveError na
     () => null,
     (e: unknown) => e,
   );
-  expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+  expect(isConclaveError(err, 'BACKEND_MISCONFIGURED')).toBe(true);
   expect((err as Error).message).toMatch(new RegExp(`^cannot create the ZooKeeper chroot ${parent}/app: NO_AUTH`));
   expect((err as Error).message).not.toMatch(/zksecret/);
 });
 
-test('a client passed in under a missing chroot fails the campaign with a ConclaveError that says to create it, and creates nothing', async () => {
+test('a client passed in under a missing chroot fails the campaign with BACKEND_MISCONFIGURED that says to create it, and creates nothing', async () => {
   const chroot = `/app-${run}-client`;
   const client = createClient(`${server!.connect}${chroot}`, { sessionTimeout: 3000 });
   await new Promise<void>((resolve) => {
@@ -106,7 +106,7 @@ test('a client passed in under a missing chroot fails the campaign with a Concla
       () => null,
       (e: unknown) => e,
     );
-    expect(isConclaveError(err, 'BACKEND_ERROR')).toBe(true);
+    expect(isConclaveError(err, 'BACKEND_MISCONFIGURED')).toBe(true);
     expect((err as Error).message).toMatch(/^the chroot of the ZooKeeper client passed in does not exist: create it first/);
     expect(await exists(chroot)).toBe(false);
   } finally {

@@ -55,6 +55,11 @@ export interface StartEtcdOptions {
   startTimeoutMs?: number;
   /** Peer traffic through proxies that can isolate one member (see `EtcdPeerLinks`). Default false. */
   peerLinks?: boolean;
+  /**
+   * Turns etcd's authentication on once the cluster serves: user `root` (role `root`) with this
+   * password. Every client then needs credentials; add users and roles as `root`. Default: off.
+   */
+  rootPassword?: string;
 }
 
 /**
@@ -158,6 +163,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdClu
     specs.forEach((_, i) => launch(i));
     await Promise.all(specs.map((_, i) => ready(i)));
     await untilServing(specs.map((s) => s.port), startTimeoutMs);
+    if (options.rootPassword !== undefined) await enableAuth(specs.map((s) => s.port), options.rootPassword);
   } catch (err) {
     await stop();
     throw err;
@@ -231,6 +237,19 @@ async function leaderIndex(ports: number[]): Promise<number | null> {
     return i < 0 ? null : i;
   }
   return null;
+}
+
+/** Creates the `root` user and role (etcd's requirement) and turns authentication on. */
+async function enableAuth(ports: number[], rootPassword: string): Promise<void> {
+  const client = new Etcd3({ hosts: ports.map((p) => `127.0.0.1:${p}`) });
+  try {
+    await client.role('root').create();
+    await client.user('root').create(rootPassword);
+    await client.user('root').addRole('root');
+    await client.auth.authEnable({});
+  } finally {
+    client.close();
+  }
 }
 
 /** Waits until a write succeeds (the cluster has a leader and a quorum). */

@@ -84,6 +84,7 @@ export function resolveOptions(options: ZookeeperServerOptions): Required<Zookee
     maxSessionTimeoutMs: options.maxSessionTimeoutMs ?? 50 * tickTimeMs,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     heapMb: options.heapMb ?? 128,
+    config: options.config ?? [],
   };
 }
 
@@ -101,6 +102,7 @@ export function baseConfig(dir: string, clientPort: number, o: Required<Zookeepe
     'preAllocSize=1024',
     'snapCount=100000',
     'maxClientCnxns=0',
+    ...o.config,
   ];
 }
 

@@ -22,6 +22,11 @@ export interface ZookeeperServerOptions {
    * (the server keeps every node, watch and recent transaction in memory).
    */
   heapMb?: number;
+  /**
+   * Lines added to the end of `zoo.cfg`, e.g. `['DigestAuthenticationProvider.enabled=false']`
+   * (ZooKeeper turns a key it does not know into the system property `zookeeper.<key>`). Default none.
+   */
+  config?: string[];
 }
 
 /** One ZooKeeper JVM. */
