@@ -25,6 +25,12 @@ describe('closestWord', () => {
   ])('%s → %p (case ignored, the known spelling returned)', (typed, meant) => {
     expect(closestWord(typed, KNOWN)).toBe(meant);
   });
+
+  test('case is ignored on both sides: a typo or a prefix in another case finds a known word with capitals', () => {
+    const known = ['lockTTLMs', 'leaseMs'];
+    expect(closestWord('lockttlmz', known)).toBe('lockTTLMs');
+    expect(closestWord('LOCKT', known)).toBe('lockTTLMs');
+  });
 });
 
 describe('assertOptionKeys', () => {
