@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { closestWord } from '@conclave/core/internal';
 import { parseCommand, type ParsedCommand } from './cli-args';
 import { COMMANDS, isCommand, type CommandName } from './cli-commands';
 import { COMMAND_HELP, TOOL_HELP } from './cli-help';
@@ -11,7 +12,6 @@ import { campaignCommand } from './commands/campaign';
 import { migrateCommand } from './commands/migrate';
 import { runCommand } from './commands/run';
 import { runDemo } from './demo';
-import { closestWord } from './suggest';
 
 /** This package's version, from its package.json. */
 export function cliVersion(): string {

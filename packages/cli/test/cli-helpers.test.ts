@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from '../src/duration';
 import { findCommand } from '../src/find-command';
-import { closestWord } from '../src/suggest';
+import { closestWord } from '@conclave/core/internal';
 import { parseCommand } from '../src/cli-args';
 import { COMMANDS } from '../src/cli-commands';
 import { BUILT_IN_PROVIDERS } from '../src/backend-providers';

@@ -5,7 +5,8 @@ import { assertCapabilitiesConsistent } from './capabilities';
 import { ConclaveError } from './errors';
 import { defaultLogger, silentLogger, type Logger } from './logger';
 import type { ElectorMetricsOptions } from './metrics';
-import { assertCandidateId, assertElectionName, assertLeaderValue, assertOptionsObject, assertPositiveInteger, describe } from './validation';
+import { assertOptionKeys, optionKeys } from './option-keys';
+import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger, describe } from './validation';
 
 export interface ElectorOptions {
   /** Where the election is held. Required. */
@@ -41,6 +42,19 @@ export interface ElectorOptions {
   metrics?: ElectorMetricsOptions;
 }
 
+const ELECTOR_OPTION_KEYS = optionKeys<ElectorOptions>({
+  backend: true,
+  election: true,
+  candidateId: true,
+  leaseMs: true,
+  renewMs: true,
+  retryMs: true,
+  safetyMarginMs: true,
+  value: true,
+  logger: true,
+  metrics: true,
+});
+
 /** ElectorOptions with every default filled in. */
 export interface ResolvedElectorOptions {
   backend: ElectionBackend;
@@ -66,9 +80,9 @@ export function defaultCandidateId(): string {
   return `${host}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-/** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_NAME`; does no I/O. */
+/** Validates options (unknown keys included) and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_NAME`; does no I/O. */
 export function resolveElectorOptions(options: unknown): ResolvedElectorOptions {
-  assertOptionsObject(options, 'Elector options');
+  assertOptionKeys(options, ELECTOR_OPTION_KEYS, 'Elector options');
   const o = options as Partial<ElectorOptions>;
   const backend = o.backend;
   if (

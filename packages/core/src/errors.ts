@@ -2,8 +2,8 @@
  * Stable error codes. Match on `code`, never on the message: messages may be reworded,
  * codes may not.
  *
- * - `INVALID_OPTIONS`: an option is missing, of the wrong type, out of range, or inconsistent
- *   with another (thrown before any I/O).
+ * - `INVALID_OPTIONS`: an option is missing, unknown (a misspelt key), of the wrong type, out of
+ *   range, or inconsistent with another (thrown before any I/O).
  * - `INVALID_NAME`: an election name, candidate id or identifier (table, key prefix, path) is
  *   empty, too long, or contains characters the backend cannot store safely (before any I/O).
  * - `INVALID_URL`: a backend URL cannot be parsed or names an unknown scheme (before any I/O).

@@ -71,6 +71,8 @@ export {
   assertRequestToken,
   assertTokenFloor,
 } from './validation';
+export { assertOptionKeys, optionKeys } from './option-keys';
+export type { OptionKey } from './option-keys';
 export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
 export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';
 export {

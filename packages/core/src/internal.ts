@@ -8,6 +8,7 @@ export { loadedOnFirstUse } from './loaded-on-first-use';
 export { CampaignSlots, CAMPAIGNS_AT_ONCE } from './campaign-slots';
 export { GridTimers, gridTimers } from './grid-timers';
 export { describe as describeValue } from './validation';
+export { closestWord } from './closest-word';
 export { givenUpError, throwIfGivenUp, whenGivenUp } from './given-up';
 export { campaignOutcome, heldByAnother, isLiveLease, leaderInfoFromRow, leaseRowsByName } from './lease-row';
 export type { LeaseRow, LiveLeaseRow } from './lease-row';

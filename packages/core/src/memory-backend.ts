@@ -14,6 +14,7 @@ import { throwIfGivenUp } from './given-up';
 import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger, assertReleaseBounds, assertTokenFloor } from './validation';
 import { assertInstanceId, candidateOf, mayJoinLease } from './instance-id';
 import { DEFAULT_LEASE_MS } from './elector-options';
+import { assertOptionKeys, optionKeys } from './option-keys';
 import { forceAfterRevocation, isTombstone, tombstoneGraceMs, tombstoneHolder, tombstoneLookAgainMs, type Revocation } from './revocation';
 
 /** How long a forceLeader tombstone outlives the revoked lease, ms (see revocation.ts). */
@@ -29,6 +30,8 @@ export interface MemoryBackendOptions {
    */
   store?: MemoryStore;
 }
+
+const MEMORY_BACKEND_OPTION_KEYS = optionKeys<MemoryBackendOptions>({ defaultLeaseMs: true, store: true });
 
 /** The in-memory "server": elections, leases and tokens. Share it between MemoryBackends. */
 export class MemoryStore {
@@ -83,6 +86,7 @@ export class MemoryBackend implements ElectionBackend {
   private closed = false;
 
   constructor(options: MemoryBackendOptions = {}) {
+    assertOptionKeys(options, MEMORY_BACKEND_OPTION_KEYS, 'MemoryBackend options', this.kind);
     this.store = options.store ?? new MemoryStore();
     this.defaultLeaseMs = options.defaultLeaseMs ?? DEFAULT_LEASE_MS;
     assertPositiveInteger(this.defaultLeaseMs, 'defaultLeaseMs', this.kind);

@@ -4,7 +4,7 @@ import type { Elector } from './elector';
 import type { LeaseContext } from './elector-types';
 import { ConclaveError, isConclaveError } from './errors';
 import { trackTermWork } from './term-work';
-import { assertOptionsObject } from './validation';
+import { assertOptionKeys, optionKeys } from './option-keys';
 import { assertDelayMs, assertSignal } from './wait-for-leadership';
 
 export interface RunOnceOptions {
@@ -26,6 +26,8 @@ export interface RunOnceOptions {
    */
   signal?: AbortSignal;
 }
+
+const RUN_ONCE_OPTION_KEYS = optionKeys<RunOnceOptions>({ waitMs: true, holdAtLeastMs: true, signal: true });
 
 export type RunOnceResult<T> = { ran: true; result: T } | { ran: false };
 
@@ -72,7 +74,7 @@ async function campaignFor(elector: Elector, waitMs: number, signal: AbortSignal
 export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: RunOnceOptions = {}): Promise<RunOnceResult<T>> {
   const election = elector.election;
   if (typeof task !== 'function') throw new ConclaveError('INVALID_OPTIONS', 'runOnce needs a function', { election });
-  assertOptionsObject(options, 'runOnce options');
+  assertOptionKeys(options, RUN_ONCE_OPTION_KEYS, 'runOnce options');
   const { waitMs = 0, holdAtLeastMs = 0, signal } = options;
   assertDelayMs(waitMs, 'waitMs', election);
   assertDelayMs(holdAtLeastMs, 'holdAtLeastMs', election);

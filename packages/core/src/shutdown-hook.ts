@@ -1,6 +1,7 @@
 import type { Elector } from './elector';
 import { ConclaveError } from './errors';
-import { assertOptionsObject, assertPositiveInteger, describe } from './validation';
+import { assertOptionKeys, optionKeys } from './option-keys';
+import { assertPositiveInteger, describe } from './validation';
 
 /** The exit code of a second signal during the shutdown (as a shell reports an interrupt). */
 export const FORCED_EXIT_CODE = 130;
@@ -23,6 +24,8 @@ export interface ShutdownHookOptions {
   onStopped?: () => void | Promise<void>;
 }
 
+const SHUTDOWN_HOOK_OPTION_KEYS = optionKeys<ShutdownHookOptions>({ signals: true, exit: true, timeoutMs: true, onStopped: true });
+
 /**
  * Opt-in graceful shutdown (a JVM-style shutdown hook): on SIGTERM/SIGINT, stop every Elector —
  * each aborts its term's signal, awaits its `whileLeader` tasks (up to the term's deadline) and
@@ -31,7 +34,7 @@ export interface ShutdownHookOptions {
  * `exit`). Throws `INVALID_OPTIONS` for bad options. Returns a function that removes the handlers.
  */
 export function installShutdownHook(electors: Elector | Elector[], options: ShutdownHookOptions = {}): () => void {
-  assertOptionsObject(options, 'shutdown hook options');
+  assertOptionKeys(options, SHUTDOWN_HOOK_OPTION_KEYS, 'shutdown hook options');
   const list = Array.isArray(electors) ? electors : [electors];
   if (list.length === 0 || list.some((e) => typeof e !== 'object' || e === null || typeof e.stop !== 'function')) {
     throw new ConclaveError('INVALID_OPTIONS', 'installShutdownHook needs an Elector or a non-empty array of Electors');

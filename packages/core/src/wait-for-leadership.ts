@@ -1,6 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { ConclaveError } from './errors';
-import { assertOptionsObject, describe } from './validation';
+import { assertOptionKeys, optionKeys } from './option-keys';
+import { describe } from './validation';
 
 /** The longest delay a Node timer keeps (about 24.8 days); longer ones would fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -11,6 +12,8 @@ export interface WaitForLeadershipOptions {
   /** Aborting it ends the wait with `ABORTED`. */
   signal?: AbortSignal;
 }
+
+const WAIT_OPTION_KEYS = optionKeys<WaitForLeadershipOptions>({ timeoutMs: true, signal: true });
 
 /** What waiting needs to see of an Elector. */
 export interface LeadershipSource<T> {
@@ -44,7 +47,7 @@ export function assertSignal(signal: unknown, election?: string): asserts signal
 /** Validates `waitForLeadership` options; throws `INVALID_OPTIONS`, does nothing else. */
 export function resolveWaitOptions(options: unknown, election: string): { timeoutMs?: number; signal?: AbortSignal } {
   if (options === undefined) return {};
-  assertOptionsObject(options, 'waitForLeadership options');
+  assertOptionKeys(options, WAIT_OPTION_KEYS, 'waitForLeadership options');
   const { timeoutMs, signal } = options as WaitForLeadershipOptions;
   if (timeoutMs !== undefined) assertDelayMs(timeoutMs, 'timeoutMs', election);
   assertSignal(signal, election);

@@ -1,4 +1,4 @@
-import { ConclaveError, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { ConclaveError, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 
 const KIND = 'etcd';
@@ -43,6 +43,8 @@ export interface EtcdHostsOptions extends CommonOptions {
 
 export type EtcdBackendOptions = EtcdClientOptions | EtcdHostsOptions;
 
+const ETCD_OPTION_KEYS = optionKeys<EtcdBackendOptions>({ client: true, hosts: true, auth: true, prefix: true, requestTimeoutMs: true });
+
 export const DEFAULT_PREFIX = 'conclave/';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
@@ -52,7 +54,7 @@ export type ResolvedEtcdOptions =
 
 /** Validates options before any I/O: `INVALID_OPTIONS` or `INVALID_NAME`. */
 export function resolveEtcdOptions(options: unknown): ResolvedEtcdOptions {
-  assertOptionsObject(options, 'EtcdBackend options', KIND);
+  assertOptionKeys(options, ETCD_OPTION_KEYS, 'EtcdBackend options', KIND);
   const o = options as Record<string, unknown>;
   const prefix = o.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);

@@ -1,4 +1,4 @@
-import { ConclaveError, assertCapabilitiesConsistent, assertOptionsObject, capabilityOf, supports, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, assertCapabilitiesConsistent, assertOptionKeys, capabilityOf, optionKeys, supports, type ElectionBackend } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 
 /**
@@ -30,11 +30,13 @@ export interface MigratingBackendOptions {
   closeBackends?: boolean;
 }
 
+const MIGRATING_OPTION_KEYS = optionKeys<MigratingBackendOptions>({ from: true, to: true, phase: true, closeBackends: true });
+
 const KIND = 'migrate';
 
 /** Validates the options before any I/O. Throws `INVALID_OPTIONS`. */
 export function resolveMigratingOptions(options: unknown): Required<MigratingBackendOptions> {
-  assertOptionsObject(options, 'MigratingBackend options', KIND);
+  assertOptionKeys(options, MIGRATING_OPTION_KEYS, 'MigratingBackend options', KIND);
   const o = options as Partial<MigratingBackendOptions>;
   for (const side of ['from', 'to'] as const) {
     const backend = o[side];

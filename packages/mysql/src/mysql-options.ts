@@ -1,4 +1,4 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
 import type { MysqlPoolInput } from './mysql-pool-types';
@@ -74,6 +74,18 @@ export type MysqlBackendOptions = MysqlBackendCommonOptions &
         pool?: undefined;
       }
   );
+
+const MYSQL_OPTION_KEYS = optionKeys<MysqlBackendOptions>({
+  pool: true,
+  uri: true,
+  table: true,
+  createSchema: true,
+  defaultLeaseMs: true,
+  queryTimeoutMs: true,
+  wakeUp: true,
+  maxWatchConnections: true,
+  multipleStatements: true,
+});
 
 /** Connection settings parsed from a URI; the pool is created from these in `mysql-pool.ts`. */
 export interface MysqlUriSettings {
@@ -199,7 +211,7 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
 
 /** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
-  assertOptionsObject(options, 'MysqlBackend options', KIND);
+  assertOptionKeys(options, MYSQL_OPTION_KEYS, 'MysqlBackend options', KIND);
   const o = options as Partial<MysqlBackendCommonOptions> & { pool?: unknown; uri?: unknown };
   const hasPool = o.pool !== undefined && o.pool !== null;
   const hasUri = o.uri !== undefined && o.uri !== null;

@@ -300,6 +300,15 @@ describe('validation before I/O', () => {
     expect(code(() => new MysqlBackend({ uri: 'mysql://h/db', table: 'leader_election' }))).toBe('no error');
   });
 
+  test('an unknown option key throws INVALID_OPTIONS from the constructor, naming it and the close known one', () => {
+    expect(() => new MysqlBackend({ uri: 'mysql://h/db', queryTimeout: 1000 } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/"queryTimeout".*did you mean queryTimeoutMs\?/) }),
+    );
+    expect(() => new MysqlBackend({ uri: 'mysql://h/db', tabel: 'x' } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('did you mean table?') }),
+    );
+  });
+
   test('watch and isWatching are there exactly when wakeUp declares push', () => {
     const on = offline();
     expect(typeof on.watch).toBe('function');

@@ -1,4 +1,4 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 import type { Pool } from 'pg';
 
@@ -53,6 +53,17 @@ export type PostgresBackendOptions = PostgresBackendCommonOptions &
         pool?: undefined;
       }
   );
+
+const POSTGRES_OPTION_KEYS = optionKeys<PostgresBackendOptions>({
+  pool: true,
+  uri: true,
+  table: true,
+  schema: true,
+  createSchema: true,
+  defaultLeaseMs: true,
+  queryTimeoutMs: true,
+  wakeUp: true,
+});
 
 /** `sslmode`: `disable` (plain TCP), `require` (TLS, certificate not checked), `verify-full` (TLS, certificate and host checked). */
 export type PostgresSslMode = 'disable' | 'require' | 'verify-full';
@@ -168,7 +179,7 @@ export function parsePostgresUri(uri: unknown): PostgresUriSettings {
 
 /** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function resolvePostgresOptions(options: unknown): ResolvedPostgresOptions {
-  assertOptionsObject(options, 'PostgresBackend options', KIND);
+  assertOptionKeys(options, POSTGRES_OPTION_KEYS, 'PostgresBackend options', KIND);
   const o = options as Partial<PostgresBackendCommonOptions> & { pool?: unknown; uri?: unknown };
   const hasPool = o.pool !== undefined && o.pool !== null;
   const hasUri = o.uri !== undefined && o.uri !== null;

@@ -68,6 +68,13 @@ describe('PostgreSQL URLs', () => {
     }
   });
 
+  test('an unknown option key throws INVALID_OPTIONS from the constructor, naming it and the close known one', () => {
+    const err = thrown(() => new PostgresBackend({ uri: BASE, wakeup: false } as never));
+    expect(isConclaveError(err, 'INVALID_OPTIONS')).toBe(true);
+    expect(err.message).toMatch(/"wakeup".*did you mean wakeUp\?/);
+    expect(err.message).not.toContain('pgsecret');
+  });
+
   test('watch and isWatching are there exactly when wakeUp declares push', async () => {
     const on = new PostgresBackend({ uri: BASE });
     const off = new PostgresBackend({ uri: BASE, wakeUp: false });

@@ -1,5 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertOptionsObject, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
 
@@ -88,6 +88,22 @@ export interface RedisBackendOptions {
   keyspaceEvents?: KeyspaceEventsMode;
 }
 
+const REDIS_OPTION_KEYS = optionKeys<RedisBackendOptions>({
+  client: true,
+  clients: true,
+  url: true,
+  urls: true,
+  redisOptions: true,
+  keyPrefix: true,
+  defaultLeaseMs: true,
+  commandTimeoutMs: true,
+  publish: true,
+  trackCandidates: true,
+  driftFactor: true,
+  tokenClockFloor: true,
+  keyspaceEvents: true,
+});
+
 /** See `RedisBackendOptions.keyspaceEvents`. */
 export type KeyspaceEventsMode = 'auto' | 'configure' | 'off';
 
@@ -130,7 +146,7 @@ export function failFastRedisOptions(commandTimeoutMs: number): RedisOptions {
 }
 
 export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
-  assertOptionsObject(options, 'RedisBackend options', KIND);
+  assertOptionKeys(options, REDIS_OPTION_KEYS, 'RedisBackend options', KIND);
   const o = options as RedisBackendOptions;
   const given = (['client', 'clients', 'url', 'urls'] as const).filter((k) => o[k] !== undefined);
   if (given.length > 1) {

@@ -35,6 +35,13 @@ describe('RedisBackend options', () => {
     expect(await code(() => new RedisBackend({ url: SHARED_URL, keyspaceEvents: 'on' as never }))).toBe('INVALID_OPTIONS');
   });
 
+  test('an unknown option key throws INVALID_OPTIONS naming it and the close known one; redisOptions go to ioredis unchecked', () => {
+    expect(() => pool.redis({ url: SHARED_URL, keyprefix: 'x:' } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/"keyprefix".*did you mean keyPrefix\?/) }),
+    );
+    expect(() => pool.redis({ url: 'redis://127.0.0.1:1', redisOptions: { lazyConnect: true, notAnIoredisOption: 1 } as never })).not.toThrow();
+  });
+
   test('capabilities.leaseEndPush is declared on one master unless keyspaceEvents is off, never in quorum mode', () => {
     const lazy = { redisOptions: { lazyConnect: true } };
     expect(pool.redis({ url: 'redis://127.0.0.1:1', ...lazy }).capabilities.leaseEndPush).toBe(true);

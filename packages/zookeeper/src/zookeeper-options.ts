@@ -1,4 +1,4 @@
-import { ConclaveError, assertOptionsObject, assertPositiveInteger, redactUrl } from '@conclave/core';
+import { ConclaveError, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 
 const KIND = 'zookeeper';
@@ -87,6 +87,16 @@ export interface ZookeeperConnectOptions extends CommonOptions {
 
 export type ZookeeperBackendOptions = ZookeeperClientOptions | ZookeeperConnectOptions;
 
+const ZOOKEEPER_OPTION_KEYS = optionKeys<ZookeeperBackendOptions>({
+  client: true,
+  acl: true,
+  connect: true,
+  sessionTimeoutMs: true,
+  auth: true,
+  root: true,
+  requestTimeoutMs: true,
+});
+
 export const DEFAULT_ROOT = '/conclave';
 /** Session timeout of a backend that has not campaigned yet (reads only), ms. */
 export const READ_ONLY_SESSION_TIMEOUT_MS = 15_000;
@@ -107,7 +117,7 @@ export type ResolvedZookeeperOptions =
 
 /** Validates options before any I/O: `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME`. */
 export function resolveZookeeperOptions(options: unknown): ResolvedZookeeperOptions {
-  assertOptionsObject(options, 'ZookeeperBackend options', KIND);
+  assertOptionKeys(options, ZOOKEEPER_OPTION_KEYS, 'ZookeeperBackend options', KIND);
   const o = options as Record<string, unknown>;
   const root = o.root ?? DEFAULT_ROOT;
   assertZnodePath(root, 'root');

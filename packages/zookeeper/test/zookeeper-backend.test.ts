@@ -104,6 +104,12 @@ describe('options', () => {
     expectCode({ connect: 'h:1', root: '/trailing/' }, 'INVALID_NAME');
   });
 
+  test('an unknown option key throws INVALID_OPTIONS from the constructor, naming it and the close known one', () => {
+    expect(() => new ZookeeperBackend({ connect: 'h:1', sessionTimeout: 5000 } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/"sessionTimeout".*did you mean sessionTimeoutMs\?/) }),
+    );
+  });
+
   test('bad names are refused before any I/O, even with no server', async () => {
     const backend = new ZookeeperBackend({ connect: '127.0.0.1:1', requestTimeoutMs: 60_000 });
     try {

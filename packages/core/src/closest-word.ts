@@ -14,17 +14,18 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * The known word `word` was most likely meant to be — a typo (at most a third of its letters
- * off, and at most 2) or a prefix of at least 3 letters — or `undefined` when none is close.
+ * The known word `word` was most likely meant to be — ignoring case, a typo (at most a third of
+ * its letters off, and at most 2) or a prefix of at least 3 letters — spelt as in `known`, or
+ * `undefined` when none is close.
  */
 export function closestWord(word: string, known: readonly string[]): string | undefined {
   const typed = word.toLowerCase();
-  const prefixed = typed.length >= 3 ? known.filter((k) => k.startsWith(typed)) : [];
+  const prefixed = typed.length >= 3 ? known.filter((k) => k.toLowerCase().startsWith(typed)) : [];
   if (prefixed.length === 1) return prefixed[0];
   const limit = Math.min(2, Math.max(1, Math.floor(typed.length / 3)));
   let best: { word: string; distance: number } | undefined;
   for (const k of known) {
-    const dist = distance(typed, k);
+    const dist = distance(typed, k.toLowerCase());
     if (dist <= limit && (best === undefined || dist < best.distance)) best = { word: k, distance: dist };
   }
   return best?.word;
