@@ -55,6 +55,8 @@ const ELECTOR_OPTION_KEYS = optionKeys<ElectorOptions>({
   metrics: true,
 });
 
+const METRICS_OPTION_KEYS = optionKeys<ElectorMetricsOptions>({ meterProvider: true, electionAttribute: true });
+
 /** ElectorOptions with every default filled in. */
 export interface ResolvedElectorOptions {
   backend: ElectionBackend;
@@ -133,9 +135,8 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
   // With no logger (and no CONCLAVE_LOG), an outage must still be visible.
   const warnUnreachable = o.logger === undefined && logger === silentLogger;
   const metrics = o.metrics ?? {};
-  if (typeof metrics !== 'object' || metrics === null) {
-    throw new ConclaveError('INVALID_OPTIONS', `metrics must be an object, got ${describe(metrics)}`, { election: o.election });
-  }
+  // conclave's own bag, checked like the top level (a misspelt key would be ignored).
+  assertOptionKeys(metrics, METRICS_OPTION_KEYS, 'metrics');
   if (metrics.electionAttribute !== undefined && typeof metrics.electionAttribute !== 'boolean') {
     throw new ConclaveError('INVALID_OPTIONS', `metrics.electionAttribute must be a boolean, got ${describe(metrics.electionAttribute)}`, {
       election: o.election,

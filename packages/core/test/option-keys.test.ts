@@ -74,6 +74,13 @@ describe('public constructors and functions refuse unknown option keys', () => {
     expect(err.message).toMatch(/"leaseMS".*did you mean leaseMs\?/);
   });
 
+  test('Elector: a misspelt key in its own metrics bag (electionAtribute) is refused, suggesting electionAttribute', () => {
+    const backend = new MemoryBackend();
+    const err = thrownBy(() => new Elector({ backend, election: 'opts', metrics: { electionAtribute: true } } as never));
+    expect(err.code).toBe('INVALID_OPTIONS');
+    expect(err.message).toMatch(/"electionAtribute" in metrics.*did you mean electionAttribute\?/);
+  });
+
   test('Elector: an unrelated key foo is refused naming foo, with no suggestion', () => {
     const backend = new MemoryBackend();
     const err = thrownBy(() => new Elector({ backend, election: 'opts', foo: 1 } as never));
