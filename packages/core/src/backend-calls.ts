@@ -153,9 +153,11 @@ export class BackendCalls {
     this.failures++;
     this.lastFailure = err;
     // The backend state follows whether the backend answers: a refusal (MIGRATION_CONFLICT, say)
-    // is an answer, and a backend closed by its owner is no outage.
+    // is an answer, and a backend closed by its owner is no outage. A backend that refuses our
+    // credentials or configuration serves us no better than one that is gone: with no logger,
+    // the unreachable warning is what says so.
     const code = err instanceof ConclaveError ? err.code : null;
-    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR') {
+    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR' || isPermanentError(err)) {
       this.states.failed(performance.now() - this.lastContactAt, this.setup.options.leaseMs);
     } else if (!isClosed(err)) {
       this.states.answered();

@@ -97,7 +97,7 @@ describe('Elector.start() with a configuration that can never work', () => {
     await backend.close();
   });
 
-  test('a permanent error after the backend has answered keeps the Elector campaigning, logged at error level and reported by health()', async () => {
+  test('a permanent error after the backend has answered keeps the Elector campaigning, logged at error level, reported by health() and, after a lease, as a lost backend', async () => {
     const { backend, control } = failingBackend();
     const { logger, lines } = recordingLogger();
     const e = new Elector({ backend, election: 'rotated', candidateId: 'a', leaseMs: 500, logger });
@@ -111,6 +111,8 @@ describe('Elector.start() with a configuration that can never work', () => {
     expect(e.state.role).toBe('follower');
     expect(e.health()).toMatchObject({ ok: false, problem: expect.stringContaining('refused (BACKEND_AUTH)') });
     expect(lines.some((l) => l.level === 'error' && l.context.election === 'rotated' && l.context.err === control.failing)).toBe(true);
+    // What the default unreachable warning on stderr follows, when no logger is given.
+    await waitFor(() => e.backendState === 'lost', 'the backend to count as lost', 5_000);
     control.failing = null;
     await waitFor(() => e.isLeader() && e.health().ok, 'leadership and health again', 5_000);
     await e.stop();
