@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BackendStateTracker } from './backend-state';
 import type { ElectorSetup } from './elector-standing';
-import { ConclaveError } from './errors';
+import { ConclaveError, isPermanentError } from './errors';
 import type { ElectorMetrics } from './metrics';
 import { warnWhenUnreachable } from './unreachable-warning';
 
@@ -21,6 +21,8 @@ export class BackendCalls {
   lastFailure: unknown = null;
   /** performance.now() of the last call that succeeded. */
   lastContactAt = 0;
+  /** Whether a call has succeeded since start(): until then, `health()` is not ok. */
+  answered = false;
 
   private readonly unreachableWarning: { forget(): void } | null = null;
   /**
@@ -53,6 +55,7 @@ export class BackendCalls {
   restart(): void {
     this.failures = 0;
     this.lastContactAt = performance.now();
+    this.answered = false;
   }
 
   /** On stop: the state starts afresh, and a stopped Elector is no outage. */
@@ -111,6 +114,7 @@ export class BackendCalls {
         (value) => {
           if (!answered()) return;
           this.lastContactAt = performance.now();
+          this.answered = true;
           this.metrics.backendCall(operation, this.lastContactAt - started);
           resolve(value);
         },
@@ -149,9 +153,11 @@ export class BackendCalls {
     this.failures++;
     this.lastFailure = err;
     // The backend state follows whether the backend answers: a refusal (MIGRATION_CONFLICT, say)
-    // is an answer, and a backend closed by its owner is no outage.
+    // is an answer, and a backend closed by its owner is no outage. A backend that refuses our
+    // credentials or configuration serves us no better than one that is gone: with no logger,
+    // the unreachable warning is what says so.
     const code = err instanceof ConclaveError ? err.code : null;
-    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR') {
+    if (code === null || code === 'BACKEND_UNAVAILABLE' || code === 'BACKEND_ERROR' || isPermanentError(err)) {
       this.states.failed(performance.now() - this.lastContactAt, this.setup.options.leaseMs);
     } else if (!isClosed(err)) {
       this.states.answered();
@@ -199,7 +205,10 @@ function isClosed(err: unknown): boolean {
   return err instanceof ConclaveError && err.code === 'CLOSED';
 }
 
-/** A call the backend answered with a refusal (see MIGRATION_CONFLICT in errors.ts). */
+/**
+ * A call the backend answered with a refusal: MIGRATION_CONFLICT, or a configuration that cannot
+ * work (BACKEND_AUTH, BACKEND_MISCONFIGURED, say a password rotated under a running Elector).
+ */
 function isRefusal(err: unknown): err is ConclaveError {
-  return err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT';
+  return (err instanceof ConclaveError && err.code === 'MIGRATION_CONFLICT') || isPermanentError(err);
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { CampaignResult } from './backend';
 import type { BackendCalls } from './backend-calls';
 import { capabilityOf, supports } from './capabilities';
+import { isPermanentError } from './errors';
 import type { DuplicateLeader } from './duplicate-leader';
 import {
   afterStaleTerm,
@@ -38,22 +39,26 @@ export interface CampaignerParts {
  * promise `start()` returns, on the first outcome.
  */
 export class Campaigner {
-  private firstOutcome: (() => void) | null = null;
+  private firstOutcome: { resolve(): void; reject(err: unknown): void } | null = null;
 
   constructor(private readonly parts: CampaignerParts) {}
 
-  /** A promise that resolves on the first outcome of the campaigns from now on. */
+  /**
+   * A promise that settles on the first outcome of the campaigns from now on: it rejects when
+   * that outcome is an error saying the configuration can never work (see `isPermanentError`),
+   * and then no campaign follows; it resolves on any other outcome.
+   */
   awaitFirstOutcome(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.firstOutcome = resolve;
+    return new Promise<void>((resolve, reject) => {
+      this.firstOutcome = { resolve, reject };
     });
   }
 
   /** The first outcome is known (or there will be none: stopped). */
   settleFirstOutcome(): void {
-    const resolve = this.firstOutcome;
+    const first = this.firstOutcome;
     this.firstOutcome = null;
-    resolve?.();
+    first?.resolve();
   }
 
   async campaignOnce(): Promise<void> {
@@ -73,6 +78,14 @@ export class Campaigner {
       );
     } catch (err) {
       if (epoch !== standing.epoch) return;
+      const first = this.firstOutcome;
+      if (first && !calls.answered && isPermanentError(err)) {
+        // Never answered otherwise since start(): a configuration that cannot work, which
+        // retrying would only hide. start() rejects with it (and stops) rather than retry.
+        this.firstOutcome = null;
+        first.reject(err);
+        return;
+      }
       calls.failed('campaign', err);
       this.settleFirstOutcome();
       steps.follow(this.backoff());

@@ -11,6 +11,8 @@ export interface HealthSnapshot {
   /** Failed calls since the last one that succeeded, and when that was. */
   failures: number;
   lastContactAt: number;
+  /** Whether a call has succeeded since start(). */
+  answered: boolean;
   /** The refusal the last call failed with, if it was one. */
   refusal: Error | null;
   /** Another instance with our candidate id that leads, if one does. */
@@ -20,8 +22,9 @@ export interface HealthSnapshot {
 /**
  * For liveness probes (like client-go's HealthzAdaptor): not ok when the Elector believes it
  * leads past its deadline (its timers are starved: the event loop is stuck), while another
- * instance with its candidate id leads, when the backend refuses it, or when the backend has not
- * answered for longer than a lease.
+ * instance with its candidate id leads, when the backend refuses it, when the backend has not
+ * answered since start() (a campaigning Elector has no election to stand on until it has), or when
+ * the backend has not answered for longer than a lease.
  */
 export function judgeHealth(s: HealthSnapshot): ElectorHealth {
   const { nowMs: now, role, term } = s;
@@ -45,6 +48,10 @@ export function judgeHealth(s: HealthSnapshot): ElectorHealth {
   }
   if (s.refusal !== null) {
     return { ...base, ok: false, problem: s.refusal.message };
+  }
+  if (role === 'follower' && !s.answered) {
+    const failed = s.failures > 0 ? `; ${s.failures} failed ${s.failures === 1 ? 'call' : 'calls'}` : '';
+    return { ...base, ok: false, problem: `the backend has not answered since start()${failed}` };
   }
   if ((role === 'leader' || role === 'follower') && s.failures > 0 && now - s.lastContactAt > s.leaseMs) {
     return { ...base, ok: false, problem: `backend unreachable for more than a lease (${s.failures} failed calls)` };

@@ -55,13 +55,29 @@ export class ElectorLifecycle {
     push.start();
     const first = campaigner.awaitFirstOutcome();
     steps.schedule(0);
-    return first;
+    return first.catch((err: unknown) => this.refusedAtStart(err));
   }
 
   stop(): Promise<void> {
+    return this.halt(true);
+  }
+
+  /**
+   * The first campaign was refused for good (a wrong password, an unknown database): say so
+   * once, stop, and reject start() with the error. Nothing is released: the server granted
+   * nothing, and would refuse the release too.
+   */
+  private async refusedAtStart(err: unknown): Promise<never> {
+    const { setup } = this.parts;
+    setup.log.error({ ...setup.context(), err }, 'start failed: the backend refuses this configuration; stopped');
+    await this.halt(false);
+    throw err;
+  }
+
+  private halt(release: boolean): Promise<void> {
     if (this.stopping) return this.stopping;
     if (this.parts.standing.role === 'stopped') return Promise.resolve();
-    this.stopping = this.shutDown().finally(() => {
+    this.stopping = this.shutDown(release).finally(() => {
       this.stopping = null;
     });
     return this.stopping;
@@ -99,7 +115,7 @@ export class ElectorLifecycle {
     steps.schedule(0);
   }
 
-  private async shutDown(): Promise<void> {
+  private async shutDown(release: boolean): Promise<void> {
     const { setup, standing, signals, calls, steps, term, campaigner, push, duplicate } = this.parts;
     const current = standing.role === 'leader' ? standing.term : null;
     if (current) term.revoke('stopped', null, 'stopped');
@@ -115,7 +131,7 @@ export class ElectorLifecycle {
     signals.publish({ role: 'stopped', leaderId: null, token: null });
     // Release before unwatching: a backend may tie its wake-up channel to the subscription, and
     // followers should be woken by the release itself.
-    await this.handOver(current, false);
+    if (release) await this.handOver(current, false);
     push.stop();
     standing.holdOffUntil = 0;
     duplicate.forget();

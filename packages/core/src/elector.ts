@@ -149,8 +149,9 @@ export class Elector {
 
   /**
    * For liveness probes (like client-go's HealthzAdaptor): not ok when this Elector believes it
-   * leads past its deadline (its timers are starved: the event loop is stuck), or when the
-   * backend has not answered for longer than a lease.
+   * leads past its deadline (its timers are starved: the event loop is stuck), when the backend
+   * refuses it, when a campaigning Elector's backend has not answered since `start()`, or when
+   * the backend has not answered for longer than a lease.
    */
   health(): ElectorHealth {
     const { role, term } = this.standing;
@@ -162,6 +163,7 @@ export class Elector {
       leaseMs: this.options.leaseMs,
       failures: this.calls.failures,
       lastContactAt: this.calls.lastContactAt,
+      answered: this.calls.answered,
       refusal: this.calls.refusal(),
       duplicateLeader: this.duplicate.current,
     });
@@ -170,6 +172,10 @@ export class Elector {
   /**
    * Starts campaigning. Resolves once the first outcome is known (leader, follower, or the
    * backend could not be reached — then it keeps trying in the background). Idempotent.
+   * Rejects when the first campaign fails with `BACKEND_AUTH` or `BACKEND_MISCONFIGURED` (a
+   * configuration that can never work): the Elector is stopped then, and may be started again.
+   * Such an error later on (after a first failure that was not one, or a password rotated under
+   * a running Elector) is retried like any other, logged as an error and reported by `health()`.
    */
   start(): Promise<void> {
     return this.lifecycle.start();

@@ -93,6 +93,14 @@ export function isConclaveError(value: unknown, code?: ConclaveErrorCode): value
 }
 
 /**
+ * Whether `err` says the configuration can never work (`BACKEND_AUTH`, `BACKEND_MISCONFIGURED`):
+ * the server answered, and retrying the same call cannot help until someone changes something.
+ */
+export function isPermanentError(err: unknown): err is ConclaveError {
+  return err instanceof ConclaveError && (err.code === 'BACKEND_AUTH' || err.code === 'BACKEND_MISCONFIGURED');
+}
+
+/**
  * Wraps a driver error as `BACKEND_UNAVAILABLE` (connectivity) unless it already is a
  * ConclaveError. Backends use it so the core sees one error type.
  */

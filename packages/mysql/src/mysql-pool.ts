@@ -34,14 +34,39 @@ const UNAVAILABLE_ERRNOS = new Set([
   4031, // MySQL 8: disconnected by the server because of inactivity
 ]);
 
-/** Maps a driver error to `BACKEND_UNAVAILABLE` (connectivity) or `BACKEND_ERROR` (the server said no). */
+/** Error numbers that mean the server refused the user's credentials: retrying cannot help. */
+const AUTH_ERRNOS = new Set([
+  1045, // ER_ACCESS_DENIED_ERROR: unknown user or wrong password
+  1698, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR: a user that must log in another way
+]);
+
+/** Error numbers that mean the configuration can never work on this server (a missing database or grant). */
+const MISCONFIGURED_ERRNOS = new Set([
+  1044, // ER_DBACCESS_DENIED_ERROR: no privilege on the database
+  1049, // ER_BAD_DB_ERROR: unknown database
+  1142, // ER_TABLEACCESS_DENIED_ERROR: a statement not granted on the table
+  1143, // ER_COLUMNACCESS_DENIED_ERROR
+  1227, // ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege such as PROCESS is missing
+]);
+
+/**
+ * Maps a driver error to `BACKEND_AUTH` (credentials refused), `BACKEND_MISCONFIGURED` (no such
+ * database, a missing privilege), `BACKEND_UNAVAILABLE` (connectivity) or `BACKEND_ERROR` (the
+ * server said no otherwise). MySQL's messages name the user, never the password.
+ */
 export function toMysqlError(err: unknown, election?: string): ConclaveError {
   if (err instanceof ConclaveError) return err;
   const e = (err ?? {}) as { errno?: unknown; sqlState?: unknown; fatal?: unknown; code?: unknown; message?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(err);
-  const serverError = typeof e.errno === 'number' && typeof e.sqlState === 'string' && e.fatal !== true;
-  const code = serverError && !UNAVAILABLE_ERRNOS.has(e.errno as number) ? 'BACKEND_ERROR' : 'BACKEND_UNAVAILABLE';
-  return new ConclaveError(code, `MySQL call failed: ${message}`, { backend: KIND, election, cause: err });
+  const details = { backend: KIND, election, cause: err };
+  const errno = typeof e.errno === 'number' ? e.errno : null;
+  if (errno !== null && AUTH_ERRNOS.has(errno)) return new ConclaveError('BACKEND_AUTH', `MySQL refused the credentials: ${message}`, details);
+  if (errno !== null && MISCONFIGURED_ERRNOS.has(errno)) {
+    return new ConclaveError('BACKEND_MISCONFIGURED', `MySQL refused this configuration: ${message}`, details);
+  }
+  const serverError = errno !== null && typeof e.sqlState === 'string' && e.fatal !== true;
+  const code = serverError && !UNAVAILABLE_ERRNOS.has(errno) ? 'BACKEND_ERROR' : 'BACKEND_UNAVAILABLE';
+  return new ConclaveError(code, `MySQL call failed: ${message}`, details);
 }
 
 /** ER_NO_SUCH_TABLE: the table was dropped behind our back; the schema is created again. */

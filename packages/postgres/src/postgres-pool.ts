@@ -20,17 +20,35 @@ const UNAVAILABLE_CODES = new Set([
   '25006', // read_only_sql_transaction: a standby, fail-over in progress
 ]);
 
-/** Maps a driver error to `BACKEND_UNAVAILABLE` (connectivity) or `BACKEND_ERROR` (the server said no). */
+/** SQLSTATEs that mean the server refused the credentials: retrying cannot help. */
+const AUTH_CODES = new Set([
+  '28P01', // invalid_password (also an unknown role, under password authentication)
+  '28000', // invalid_authorization_specification: no pg_hba.conf entry, an unknown role
+]);
+
+/** SQLSTATEs that mean the configuration can never work on this server (a missing database or grant). */
+const MISCONFIGURED_CODES = new Set([
+  '3D000', // invalid_catalog_name: unknown database
+  '3F000', // invalid_schema_name: unknown schema
+  '42501', // insufficient_privilege
+]);
+
+/**
+ * Maps a driver error to `BACKEND_AUTH` (credentials refused), `BACKEND_MISCONFIGURED` (no such
+ * database, a missing privilege), `BACKEND_UNAVAILABLE` (connectivity) or `BACKEND_ERROR` (the
+ * server said no otherwise). PostgreSQL's messages name the role, never the password.
+ */
 export function toPostgresError(err: unknown, election?: string): ConclaveError {
   if (err instanceof ConclaveError) return err;
   const code = sqlState(err);
   const message = typeof (err as { message?: unknown })?.message === 'string' ? (err as Error).message : String(err);
+  const details = { backend: KIND, election, cause: err };
+  if (code !== null && AUTH_CODES.has(code)) return new ConclaveError('BACKEND_AUTH', `PostgreSQL refused the credentials: ${message}`, details);
+  if (code !== null && MISCONFIGURED_CODES.has(code)) {
+    return new ConclaveError('BACKEND_MISCONFIGURED', `PostgreSQL refused this configuration: ${message}`, details);
+  }
   const serverSaidNo = code !== null && !UNAVAILABLE_CODES.has(code) && !UNAVAILABLE_CLASSES.includes(code.slice(0, 2));
-  return new ConclaveError(serverSaidNo ? 'BACKEND_ERROR' : 'BACKEND_UNAVAILABLE', `PostgreSQL call failed: ${message}`, {
-    backend: KIND,
-    election,
-    cause: err,
-  });
+  return new ConclaveError(serverSaidNo ? 'BACKEND_ERROR' : 'BACKEND_UNAVAILABLE', `PostgreSQL call failed: ${message}`, details);
 }
 
 /** The SQLSTATE of a server error (five characters), or null for a client or network error. */
@@ -130,8 +148,9 @@ export class PostgresExecutor {
       // A late answer or failure of the abandoned query has nowhere to go.
       pending.catch(() => undefined);
       const mapped = toPostgresError(err, election);
-      // A server error leaves the connection usable; anything else may have left it mid-protocol.
-      if (mapped.code === 'BACKEND_ERROR' && sqlState(err) !== null) giveBack(client);
+      // A server error (a refusal included) leaves the connection usable; anything else may have
+      // left it mid-protocol.
+      if (mapped.code !== 'BACKEND_UNAVAILABLE' && sqlState(err) !== null) giveBack(client);
       else destroy(client, err);
       throw mapped;
     } finally {

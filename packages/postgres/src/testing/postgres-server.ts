@@ -1,6 +1,6 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,7 @@ const run = promisify(execFile);
 
 export interface PostgresServer {
   port: number;
-  /** `postgres://root@127.0.0.1:<port>/test` */
+  /** `postgres://root@127.0.0.1:<port>/test` (`root:<password>@…` with the `password` option) */
   uri: string;
   datadir: string;
   /** SIGKILL to the postmaster and its backends: a crash, sessions vanish without a goodbye. Resolves when the postmaster is gone. */
@@ -33,13 +33,19 @@ export interface StartPostgresOptions {
   startTimeoutMs?: number;
   /** Load pg_stat_statements (the bench counts statements with it). Default false. */
   statStatements?: boolean;
+  /**
+   * The superuser's password. When given, connections over TCP must authenticate with it
+   * (`scram-sha-256` in pg_hba.conf), as on a production server; default: trust, no password.
+   */
+  password?: string;
 }
 
 /**
- * A private PostgreSQL for tests that kill and restart the server: its own data directory under
- * /tmp (`initdb`, trust authentication, superuser `root`), a free port on 127.0.0.1, its socket
- * inside the data directory, no fsync. PostgreSQL refuses to run as root, so when this process is
- * root the server runs as the `postgres` user.
+ * A private PostgreSQL for tests that kill and restart the server, or need password
+ * authentication: its own data directory under /tmp (`initdb`, superuser `root`, trust
+ * authentication unless `password` is given), a free port on 127.0.0.1, its socket inside the
+ * data directory, no fsync. PostgreSQL refuses to run as root, so when this process is root the
+ * server runs as the `postgres` user.
  */
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const binDir = options.binDir ?? process.env.CONCLAVE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -48,10 +54,27 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const datadir = await mkdtemp(join(tmpdir(), 'conclave-postgres-'));
   if (owner) await chown(datadir, owner.uid, owner.gid);
   const as = owner ? { uid: owner.uid, gid: owner.gid } : {};
-  await run(join(binDir, 'initdb'), ['-D', datadir, '--auth=trust', '-U', 'root', '--no-sync', '-E', 'UTF8', '--no-instructions'], {
-    ...as,
-    timeout: startTimeoutMs,
-  });
+  const password = options.password;
+  // initdb reads the password from a file: one of its own, readable by the server's user only.
+  const pwdir = password === undefined ? null : await mkdtemp(join(tmpdir(), 'conclave-postgres-pw-'));
+  const auth = ['--auth=trust'];
+  if (pwdir !== null) {
+    const pwfile = join(pwdir, 'pw');
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+    if (owner) {
+      await chown(pwdir, owner.uid, owner.gid);
+      await chown(pwfile, owner.uid, owner.gid);
+    }
+    auth.push('--auth-host=scram-sha-256', `--pwfile=${pwfile}`);
+  }
+  try {
+    await run(join(binDir, 'initdb'), ['-D', datadir, ...auth, '-U', 'root', '--no-sync', '-E', 'UTF8', '--no-instructions'], {
+      ...as,
+      timeout: startTimeoutMs,
+    });
+  } finally {
+    if (pwdir !== null) await rm(pwdir, { recursive: true, force: true });
+  }
   const port = await freePort();
   const args = [
     '-D', datadir,
@@ -94,22 +117,22 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       child = proc;
       // After a kill, the old backends may still hold the shared memory for a moment: the new
       // postmaster then exits at once, and is started again.
-      const ready = await untilReady(port, proc, until);
+      const ready = await untilReady(port, password, proc, until);
       if (ready) break;
       if (Date.now() > until) throw new Error(`postgres did not start on port ${port} within ${startTimeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    await query(port, 'postgres', `SELECT 1`);
-    const exists = await query(port, 'postgres', `SELECT 1 FROM pg_database WHERE datname = 'test'`);
-    if (exists === 0) await query(port, 'postgres', 'CREATE DATABASE test');
-    if (options.statStatements) await query(port, 'test', 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await query(port, password, 'postgres', `SELECT 1`);
+    const exists = await query(port, password, 'postgres', `SELECT 1 FROM pg_database WHERE datname = 'test'`);
+    if (exists === 0) await query(port, password, 'postgres', 'CREATE DATABASE test');
+    if (options.statStatements) await query(port, password, 'test', 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   };
 
   await start();
 
   return {
     port,
-    uri: `postgres://root@127.0.0.1:${port}/test`,
+    uri: `postgres://root${password === undefined ? '' : `:${encodeURIComponent(password)}`}@127.0.0.1:${port}/test`,
     datadir,
     async kill() {
       const proc = child;
@@ -178,11 +201,11 @@ async function userIds(name: string): Promise<{ uid: number; gid: number }> {
 }
 
 /** Whether the server answers before `until`; false as soon as the process exits. */
-async function untilReady(port: number, proc: ChildProcess, until: number): Promise<boolean> {
+async function untilReady(port: number, password: string | undefined, proc: ChildProcess, until: number): Promise<boolean> {
   while (Date.now() < until) {
     if (proc.exitCode !== null || proc.signalCode !== null) return false;
     try {
-      await query(port, 'postgres', 'SELECT 1');
+      await query(port, password, 'postgres', 'SELECT 1');
       return true;
     } catch {
       await new Promise((r) => setTimeout(r, 100));
@@ -192,8 +215,8 @@ async function untilReady(port: number, proc: ChildProcess, until: number): Prom
 }
 
 /** Runs one statement on a client of its own; resolves with the number of rows. */
-async function query(port: number, database: string, sql: string): Promise<number> {
-  const client = new Client({ host: '127.0.0.1', port, user: 'root', database, connectionTimeoutMillis: 5_000 });
+async function query(port: number, password: string | undefined, database: string, sql: string): Promise<number> {
+  const client = new Client({ host: '127.0.0.1', port, user: 'root', password, database, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();
