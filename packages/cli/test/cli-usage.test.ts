@@ -211,6 +211,7 @@ describe('conclave on the in-memory backend', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
       election,
+      exists: false,
       leaderId: null,
       token: null,
       value: null,
