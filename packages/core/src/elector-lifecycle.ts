@@ -63,13 +63,14 @@ export class ElectorLifecycle {
   }
 
   /**
-   * The first campaign was refused for good (a wrong password, an unknown database): say so
-   * once, stop, and reject start() with the error. Nothing is released: the server granted
-   * nothing, and would refuse the release too.
+   * The first campaign was refused for good (a wrong password, an unknown database): stop, and
+   * reject start() with the error. The rejection is what tells the caller; the log says it once
+   * at info (an error line as well would report it twice). Nothing is released: the server
+   * granted nothing, and would refuse the release too.
    */
   private async refusedAtStart(err: unknown): Promise<never> {
     const { setup } = this.parts;
-    setup.log.error({ ...setup.context(), err }, 'start failed: the backend refuses this configuration; stopped');
+    setup.log.info({ ...setup.context(), err }, 'start failed: the backend refuses this configuration; stopped');
     await this.halt(false);
     throw err;
   }

@@ -94,7 +94,7 @@ export async function campaignCommand(parsed: ParsedCommand): Promise<number> {
     elector.revoked$.subscribe((e) => emit('revoked', elector.state.leaderId, e.token, e.reason)),
   ];
 
-  return new Promise<number>((resolve) => {
+  return new Promise<number>((resolve, reject) => {
     // Our handler is registered first, so it sees the signal before the core's hook stops the
     // Elector (step down + release); we wait for that same stop, report it, close the backend and
     // let the process end. The hook's timeout exits anyway if the release hangs.
@@ -113,6 +113,14 @@ export async function campaignCommand(parsed: ParsedCommand): Promise<number> {
       () => process.exit(EXIT.INTERRUPTED),
     );
     const removeHook = installShutdownHook(elector, { signals: SHUTDOWN_SIGNALS, exit: false, timeoutMs: 10_000 });
-    void elector.start();
+    // A configuration the server can never serve (BACKEND_AUTH, BACKEND_MISCONFIGURED) rejects
+    // start(), the Elector stopped: the command ends with that error instead of campaigning on.
+    elector.start().catch(async (err: unknown) => {
+      for (const s of subscriptions) s.unsubscribe();
+      removeHook();
+      removeSignals();
+      await closeQuietly(ctx);
+      reject(err);
+    });
   });
 }

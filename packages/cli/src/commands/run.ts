@@ -88,6 +88,7 @@ class CommandRunner {
   private previous: Promise<unknown> = Promise.resolve();
   private shuttingDown = false;
   private resolveExit!: (code: number) => void;
+  private rejectExit!: (err: unknown) => void;
   private readonly log: { election: string; candidate: string };
 
   constructor(
@@ -100,12 +101,13 @@ class CommandRunner {
   }
 
   run(): Promise<number> {
-    const exit = new Promise<number>((resolve) => {
+    const exit = new Promise<number>((resolve, reject) => {
       this.resolveExit = resolve;
+      this.rejectExit = reject;
     });
     // Not the core's installShutdownHook: it exits once the Electors stopped, while this command
     // has its own exit code to settle. Here CMD is stopped first, then the lease is released.
-    onShutdownSignals(
+    const removeSignals = onShutdownSignals(
       (signal) => {
         this.ctx.logger.info({ ...this.log, signal }, 'shutting down: stopping the command, then releasing');
         void this.shutDown(EXIT.OK);
@@ -116,7 +118,13 @@ class CommandRunner {
       },
     );
     this.elector.whileLeader(({ token, signal }) => this.term(token, signal));
-    void this.elector.start();
+    // A configuration the server can never serve rejects start(), the Elector stopped and CMD
+    // never started: the command ends with that error.
+    this.elector.start().catch(async (err: unknown) => {
+      removeSignals();
+      await closeQuietly(this.ctx);
+      this.rejectExit(err);
+    });
     return exit;
   }
 
