@@ -102,10 +102,15 @@ export async function runOnce<T>(elector: Elector, task: OnceTask<T>, options: R
   signal?.addEventListener('abort', onAbort, { once: true });
   if (term.signal.aborted) onTermEnd();
   try {
-    const taskStartedAt = performance.now();
+    let taskStartedAt = performance.now();
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     // The term's work: a stop() or stepDown() meanwhile releases once it has ended (see term-work.ts).
-    const work = Promise.resolve().then(() => task({ token: term.token, signal: controller.signal }));
+    // The hold counts from the instant the task is called, not from before the microtask that
+    // calls it: what the task itself sees as its start.
+    const work = Promise.resolve().then(() => {
+      taskStartedAt = performance.now();
+      return task({ token: term.token, signal: controller.signal });
+    });
     trackTermWork(term.signal, work);
     try {
       outcome = { ok: true, value: await work };
