@@ -45,7 +45,8 @@ describe('conclave force --leader ID that is not a candidate', () => {
     const a = startConclave(['campaign', '--json', '--backend', REDIS_URL, '--election', election, '--id', 'cand-a', ...SHORT_LEASE]);
     const elected = await a.waitForEvent({ event: 'elected' });
 
-    const forced = await runConclave(['force', '--allow-absent', '--backend', REDIS_URL, '--election', election, '--leader', 'ghost', ...SHORT_LEASE]);
+    // ghost's forced lease is long: status, a process started after a's revocation, must find it.
+    const forced = await runConclave(['force', '--allow-absent', '--backend', REDIS_URL, '--election', election, '--leader', 'ghost', ...HELD_LEASE]);
     expect([forced.code, forced.stderr]).toEqual([0, '']);
     expect(forced.stdout).toMatch(/led by ghost \(token \d+\)/);
     await a.waitForEvent({ event: 'revoked', reason: 'lease-lost' });
