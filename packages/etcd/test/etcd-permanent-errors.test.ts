@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Etcd3 } from 'etcd3';
-import { ConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { ConclaveError, Elector, type ConclaveErrorCode } from '@conclave/core';
+import { startRejection } from '@conclave/test-harness';
 import { EtcdBackend } from '@conclave/etcd';
 import { privateEtcd } from './etcd-test-env';
 
@@ -95,5 +96,18 @@ describe('etcd: a configuration that can never work is BACKEND_MISCONFIGURED', (
     const { err, ms } = await campaign(backend(open.hosts, { username: 'root', password: ROOT_PASSWORD }));
     expectRefusal(err, 'BACKEND_MISCONFIGURED', /authentication is not enabled/);
     expect(ms).toBeLessThan(2000);
+  });
+});
+
+describe('etcd: through Elector.start()', () => {
+  test.each([
+    ['a wrong password', 'BACKEND_AUTH', /authentication failed/, { username: 'root', password: 'etcd-wrong-pw' }],
+    ['roles that do not cover the key prefix', 'BACKEND_MISCONFIGURED', /permission denied/, { username: 'limited', password: 'etcd-limited-pw' }],
+  ] as const)('%s: start() rejects with %s within 2 s and leaves the Elector stopped', async (_what, code, names, auth) => {
+    const e = new Elector({ backend: backend(secured.hosts, auth), election: 'e', candidateId: 'a', leaseMs: 3000, logger: null });
+    const { err, ms } = await startRejection(e);
+    expectRefusal(err, code, names);
+    expect(ms).toBeLessThan(2000);
+    expect(e.state.role).toBe('stopped');
   });
 });

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { ConclaveError, Elector, type ConclaveErrorCode } from '@conclave/core';
+import { Elector, type ConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { startRejection } from '@conclave/test-harness';
 import { PostgresBackend } from '@conclave/postgres';
 import { startPostgres, type PostgresServer } from '@conclave/postgres/testing';
 import { BASE_URI, dropTable, uniqueElection, uniqueTable, withClient } from './postgres-test-env';
 
 // A configuration that can never work makes start() reject at once with its code, rather than
-// leave a follower retrying in the background (see the README, "Errors").
+// leave a follower retrying in the background (see the README, `start()` and `ConclaveError`).
 
 const role = `cv_${randomBytes(4).toString('hex')}`;
 const password = `pw-${randomBytes(8).toString('hex')}`;
@@ -31,19 +31,6 @@ function elector(uri: string): Elector {
   const e = new Elector({ backend, election: uniqueElection('permanent'), leaseMs: 3_000, logger: null });
   opened.push({ elector: e, backend });
   return e;
-}
-
-/** start()'s rejection, and how long after the call it came. */
-async function startRejection(e: Elector): Promise<{ err: ConclaveError; ms: number }> {
-  const startedAt = performance.now();
-  const err = await e.start().then(
-    () => {
-      throw new Error(`start() resolved as ${e.state.role}`);
-    },
-    (reason: unknown) => reason,
-  );
-  expect(err).toBeInstanceOf(ConclaveError);
-  return { err: err as ConclaveError, ms: performance.now() - startedAt };
 }
 
 function occurrences(text: string, part: string): number {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { ConclaveError, Elector, type ConclaveErrorCode } from '@conclave/core';
+import { startRejection } from '@conclave/test-harness';
 import { RedisServer } from '@conclave/redis/testing';
 import { freePort } from '@conclave/test-harness/tools';
 import { BackendPool, uniqueName, uniquePrefix } from './helpers';
@@ -116,5 +117,19 @@ describe('Redis: an unreachable server stays BACKEND_UNAVAILABLE', () => {
       expect(message).not.toContain('wrong-pw');
       await new Promise((r) => setTimeout(r, 150));
     }
+  });
+});
+
+describe('Redis: through Elector.start()', () => {
+  test.each([
+    ['a wrong password', 'BACKEND_AUTH', /WRONGPASS/, ':wrong-pw@'],
+    ['a user that may touch none of the keys', 'BACKEND_MISCONFIGURED', /NOPERM/, 'keyless:keyless-pw@'],
+  ] as const)('%s: start() rejects with %s within 2 s and leaves the Elector stopped', async (_what, code, names, userInfo) => {
+    const backend = pool.redis({ url: authority(userInfo), keyPrefix: uniquePrefix() });
+    const e = new Elector({ backend, election: uniqueName('perm'), candidateId: 'a', leaseMs: 3000, logger: null });
+    const { err, ms } = await startRejection(e);
+    expectRefusal(err, code, names);
+    expect(ms).toBeLessThan(2000);
+    expect(e.state.role).toBe('stopped');
   });
 });

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { ACL, CreateMode, Id, Permission, createClient } from 'node-zookeeper-client';
-import { ConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { ConclaveError, Elector, type ConclaveErrorCode } from '@conclave/core';
+import { startRejection } from '@conclave/test-harness';
 import { ZookeeperBackend } from '@conclave/zookeeper';
 import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { BackendPool } from './zookeeper-fixtures';
@@ -100,5 +101,22 @@ describe('ZooKeeper: refused credentials (AUTH_FAILED) are BACKEND_AUTH', () => 
       expectRefusal(err, 'BACKEND_AUTH', /AUTH_FAILED/);
       expect(ms).toBeLessThan(2000);
     }
+  });
+});
+
+describe('ZooKeeper: through Elector.start()', () => {
+  test.each([
+    ['refused credentials', 'BACKEND_AUTH', /AUTH_FAILED/, () => pool.direct({ connect: noDigest!.connect, auth: `alice:${PASSWORD}` })],
+    ['a missing permission', 'BACKEND_MISCONFIGURED', /NO_AUTH/, () => pool.direct({ root: `/locked-elector-${run}/conclave` })],
+  ] as const)('%s: start() rejects with %s within 2 s and leaves the Elector stopped', async (_what, code, names, backend) => {
+    if (code === 'BACKEND_MISCONFIGURED') {
+      const admin = await raw.open();
+      await zkCall((cb) => admin.create(`/locked-elector-${run}`, Buffer.alloc(0), [new ACL(Permission.READ, new Id('world', 'anyone'))], CreateMode.PERSISTENT, cb));
+    }
+    const e = new Elector({ backend: backend(), election: 'e', candidateId: 'a', leaseMs: 3000, logger: null });
+    const { err, ms } = await startRejection(e);
+    expectRefusal(err, code, names);
+    expect(ms).toBeLessThan(2000);
+    expect(e.state.role).toBe('stopped');
   });
 });
