@@ -57,7 +57,8 @@ describe('conclave force --leader ID that is not a candidate', () => {
 
   test('on a backend that cannot list candidates: one warning line that the id could not be checked, then it is forced', async () => {
     const election = uniqueElection('force-unchecked');
-    const forced = await runConclave(['force', '--backend', MYSQL_URL, '--election', election, '--leader', 'ghost', ...SHORT_LEASE]);
+    // A long forced lease: the status process that looks after it must find ghost still leading.
+    const forced = await runConclave(['force', '--backend', MYSQL_URL, '--election', election, '--leader', 'ghost', ...HELD_LEASE]);
     expect(forced.code).toBe(0);
     expect(forced.stderr).toBe('conclave: mysql cannot list candidates: whether "ghost" is one could not be checked\n');
     expect(forced.stdout).toMatch(/led by ghost \(token \d+\)/);
