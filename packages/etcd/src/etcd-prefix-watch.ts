@@ -21,6 +21,14 @@ export interface Wait {
   put?(): void;
   /** `changed`: the target changed; false when that is not known (the watch was lost, a read failed). */
   wake(changed: boolean): void;
+  /** The prefix of its election's candidate keys, for `termMoved`. */
+  queue?: string;
+  /**
+   * Told when a candidate key of its election (its target among them) is written after the read:
+   * a term starting at the head, or handed over. The leader it names may have changed, though no
+   * key it waits for went. The wait stands.
+   */
+  termMoved?(): void;
 }
 
 /** How often the revisions of the changes seen are pruned by default, ms: a change is remembered this long at least. */
@@ -48,6 +56,8 @@ export class PrefixWatch {
   /** Waits added before the watch was confirmed: checked once it is. */
   private early: Wait[] = [];
   private readonly waits = new Map<string, Set<Wait>>();
+  /** The waits that want `termMoved`, by the prefix of their election's candidate keys. */
+  private readonly queues = new Map<string, Set<Wait>>();
   /** The revision of the last change seen of each key, since `forgotThrough`. */
   private readonly lastChange = new Map<string, number>();
   /** Changes at or below this revision may have been forgotten (pruned). */
@@ -61,7 +71,7 @@ export class PrefixWatch {
   constructor(
     stream: WatchStream,
     /** Every key of the backend starts with it. */
-    prefix: string,
+    private readonly prefix: string,
     /** Reads `wait.seen.target` again and wakes it if the key changed since the read. */
     private readonly lookBetween: (wait: Wait) => void,
     /** The watch was lost (the server ended it, or its stream broke), after every wait was woken. */
@@ -71,7 +81,7 @@ export class PrefixWatch {
     this.nextPruneAt = performance.now() + pruneEveryMs;
     this.handle = stream.watch(prefix, {
       created: (revision) => this.created(Number(revision)),
-      changed: (kind, key, revision) => this.changed(kind, key, revision),
+      changed: (kind, key, revision, created) => this.changed(kind, key, revision, created),
       lost: () => this.lost(),
     }, prefixEnd(prefix));
   }
@@ -80,6 +90,11 @@ export class PrefixWatch {
     let set = this.waits.get(wait.seen.target);
     if (!set) this.waits.set(wait.seen.target, (set = new Set()));
     set.add(wait);
+    if (wait.queue !== undefined && wait.termMoved) {
+      let queue = this.queues.get(wait.queue);
+      if (!queue) this.queues.set(wait.queue, (queue = new Set()));
+      queue.add(wait);
+    }
     const readAt = Number(wait.seen.revision);
     if (this.createdAt === null) this.early.push(wait);
     else if (this.knownFrom() > readAt) this.lookBetween(wait);
@@ -87,6 +102,8 @@ export class PrefixWatch {
   }
 
   remove(wait: Wait): void {
+    const queue = wait.queue === undefined ? undefined : this.queues.get(wait.queue);
+    if (queue?.delete(wait) && queue.size === 0) this.queues.delete(wait.queue!);
     const set = this.waits.get(wait.seen.target);
     if (!set?.delete(wait)) return;
     if (set.size === 0) this.waits.delete(wait.seen.target);
@@ -117,10 +134,11 @@ export class PrefixWatch {
     }
   }
 
-  private changed(kind: 'put' | 'delete', key: string, revision: number): void {
+  private changed(kind: 'put' | 'delete', key: string, revision: number, created: boolean): void {
     this.lastChange.set(key, revision);
     if (revision > this.latest) this.latest = revision;
     this.pruneWhenDue();
+    if (kind === 'put' && !created) this.termMovedIn(key, revision);
     const set = this.waits.get(key);
     if (!set) return;
     for (const wait of [...set]) {
@@ -128,6 +146,23 @@ export class PrefixWatch {
       if (revision <= Number(wait.seen.revision)) continue;
       if (kind === 'put' && !wait.seen.head) wait.put?.();
       else wait.wake(true);
+    }
+  }
+
+  /**
+   * A write of an existing candidate key (a term starting at the head of its queue, or handed
+   * over to it) tells the election's other waits that the leader may have changed: a follower
+   * waits for its predecessor only, and one two places behind the head would otherwise go on
+   * naming a leader that left.
+   */
+  private termMovedIn(key: string, revision: number): void {
+    // Keys are `<prefix><election>/c/<instance id>`; election names hold no `/`.
+    const slash = key.indexOf('/', this.prefix.length);
+    if (slash < 0 || !key.startsWith('c/', slash + 1)) return;
+    const queue = this.queues.get(key.slice(0, slash + 3));
+    if (!queue) return;
+    for (const wait of [...queue]) {
+      if (revision > Number(wait.seen.revision)) wait.termMoved?.();
     }
   }
 
@@ -152,6 +187,7 @@ export class PrefixWatch {
     this.ended = true;
     const all = [...this.waits.values()].flatMap((set) => [...set]);
     this.waits.clear();
+    this.queues.clear();
     this.onLost();
     for (const wait of all) wait.wake(false);
   }

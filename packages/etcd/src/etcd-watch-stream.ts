@@ -8,8 +8,8 @@ type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
 export interface WatchHandlers {
   /** The server confirmed the watch, at `revision`: it sends every event after that one. */
   created(revision: string): void;
-  /** A key watched was put or deleted, at `revision`. */
-  changed(kind: 'put' | 'delete', key: string, revision: number): void;
+  /** A key watched was put or deleted, at `revision`; `created`: the put made the key (its first version). */
+  changed(kind: 'put' | 'delete', key: string, revision: number, created: boolean): void;
   /** The watch ended without being cancelled: refused, cancelled by the server, or its stream broke. */
   lost(): void;
 }
@@ -107,7 +107,8 @@ export class WatchStream {
     if (res.created) handlers.created(String(res.header.revision));
     for (const event of res.events ?? []) {
       if (!this.watches.has(id)) return; // cancelled by a handler
-      handlers.changed(event.type === 'Delete' ? 'delete' : 'put', event.kv.key.toString(), Number(event.kv.mod_revision));
+      const kind = event.type === 'Delete' ? 'delete' : 'put';
+      handlers.changed(kind, event.kv.key.toString(), Number(event.kv.mod_revision), kind === 'put' && String(event.kv.version) === '1');
     }
   }
 

@@ -221,6 +221,11 @@ export class PredecessorWatches {
         put: () => {
           behindFollower = false;
         },
+        // A new term ahead of its predecessor: look again (a campaign), which names the leader.
+        queue: this.keys.candidates(sub.election),
+        termMoved: () => {
+          if (current() && sub.wait === wait) sub.onChange();
+        },
         wake: (changed) => {
           if (!current() || sub.wait !== wait) return;
           this.drop(sub);
