@@ -10,6 +10,9 @@ import { privateEtcd } from './etcd-test-env';
  * credentials are BACKEND_AUTH, roles that do not cover the election's keys (or credentials given
  * to a cluster without authentication) are BACKEND_MISCONFIGURED, within 2 s of the campaign,
  * naming etcd's answer once and never the password.
+ * The 2 s bound tells "at once" from "after waiting": a refusal is one round trip, while a
+ * candidate retrying, or a call waiting out its timeout, takes at least the 3 s lease or request
+ * timeout these tests use; 2 s leaves a loaded machine most of a second per round trip.
  */
 
 const ROOT_PASSWORD = 'etcd-root-pw';

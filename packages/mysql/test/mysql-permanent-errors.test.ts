@@ -8,6 +8,9 @@ import { BASE_URI, dropTable, uniqueElection, uniqueTable } from './mysql-test-e
 
 // A configuration that can never work makes start() reject at once with its code, rather than
 // leave a follower retrying in the background (see the README, `start()` and `ConclaveError`).
+// The 2 s bound tells "at once" from "after waiting": a refusal is one round trip, while a
+// candidate retrying, or a call waiting out its timeout, takes at least the 3 s lease or query
+// timeout these tests use; 2 s leaves a loaded machine most of a second per round trip.
 
 const base = new URL(BASE_URI);
 const user = `cv_${randomBytes(4).toString('hex')}`;

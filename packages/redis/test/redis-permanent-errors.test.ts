@@ -9,6 +9,9 @@ import { BackendPool, uniqueName, uniquePrefix } from './helpers';
  * Answers that no retry can change are told apart from an unreachable server: refused credentials
  * are BACKEND_AUTH, a missing ACL permission is BACKEND_MISCONFIGURED, both within 2 s of the
  * call, naming the server's answer once and never the password.
+ * The 2 s bound tells "at once" from "after waiting": a refusal is one round trip, while a
+ * candidate retrying, or a call waiting out its timeout, takes at least the 3 s lease or request
+ * timeout these tests use; 2 s leaves a loaded machine most of a second per round trip.
  */
 
 const PASSWORD = 'conclave-test-s3cret';

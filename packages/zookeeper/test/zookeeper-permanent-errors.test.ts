@@ -13,6 +13,9 @@ import { RawClients, zkCall } from './raw-clients';
  * permission (NO_AUTH) is BACKEND_MISCONFIGURED, refused credentials (AUTH_FAILED) are
  * BACKEND_AUTH, within 2 s of the campaign, naming the server's answer once and never the
  * password.
+ * The 2 s bound tells "at once" from "after waiting": a refusal is one round trip, while a
+ * candidate retrying, or a call waiting out its timeout, takes at least the 3 s lease or request
+ * timeout these tests use; 2 s leaves a loaded machine most of a second per round trip.
  */
 
 const run = randomBytes(3).toString('hex');
