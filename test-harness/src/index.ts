@@ -54,4 +54,4 @@ export type { DirectedEnsembleOptions } from './soak/ensemble-test-suite';
 export type { FaultSuiteOptions, TopologyRunOptions } from './soak/fault-test-suite';
 export { RollingDeployment, nodeKindOf } from './soak/rolling-deployment';
 export type { RollRecord, RolloutReport } from './soak/rolling-deployment';
-export { startRejection } from './start-rejection';
+export { expectRefusal, startRejection } from './start-rejection';
