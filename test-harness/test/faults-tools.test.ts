@@ -13,6 +13,7 @@ import {
   prepareGuard,
   readGuard,
   startFaultProxy,
+  startTcpProxy,
   type GuardConfig,
   type GuardWrite,
 } from '@conclave/test-harness';
@@ -162,3 +163,54 @@ describe('fault proxy', () => {
     }
   });
 });
+
+describe('tcp proxy', () => {
+  const servers: Server[] = [];
+  const sockets: Socket[] = [];
+  afterAll(async () => {
+    sockets.forEach((s) => s.destroy());
+    await Promise.all(servers.map((server) => new Promise<void>((r) => server.close(() => r()))));
+  });
+
+  /** A server that greets every connection with its name and keeps it open. */
+  const namedServer = async (name: string): Promise<number> => {
+    const server = createServer((s) => {
+      sockets.push(s);
+      s.on('error', () => undefined);
+      s.write(name);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return (server.address() as { port: number }).port;
+  };
+  const greeting = (port: number): Promise<string> =>
+    new Promise((resolve) => {
+      const client = connect(port, '127.0.0.1');
+      sockets.push(client);
+      client.on('error', () => undefined);
+      client.once('data', (chunk) => {
+        client.destroy();
+        resolve(chunk.toString());
+      });
+    });
+
+  test('retarget sends new connections to the other server and resets the open ones', async () => {
+    const [old, promoted] = [await namedServer('old'), await namedServer('promoted')];
+    const proxy = await startTcpProxy({ targetPort: old });
+    try {
+      expect(await greeting(proxy.port)).toBe('old');
+      const held = connect(proxy.port, '127.0.0.1');
+      sockets.push(held);
+      held.on('error', () => undefined);
+      await new Promise<void>((r) => held.once('data', () => r()));
+      const reset = new Promise<void>((r) => held.once('close', () => r()));
+      proxy.retarget(promoted);
+      await reset;
+      expect(proxy.targetPort).toBe(promoted);
+      expect(await greeting(proxy.port)).toBe('promoted');
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+

@@ -24,6 +24,15 @@ export interface TcpProxy {
   cut(): void;
   /** Back to forwarding; held bytes and connections flow again. */
   resume(): void;
+  /**
+   * Points the proxy at another server (a managed database's endpoint moving to a promoted
+   * replica): new connections reach `targetPort`. Open connections are reset, as when the old
+   * server went away, unless `keepOpen` (they stay with the old server: a client the switch
+   * does not reach).
+   */
+  retarget(targetPort: number, options?: { keepOpen?: boolean }): void;
+  /** The port new connections are forwarded to. */
+  readonly targetPort: number;
   /** Destroys every connection and stops listening. Idempotent. */
   close(): Promise<void>;
 }
@@ -46,6 +55,7 @@ interface Pair {
 
 export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
   const targetHost = options.targetHost ?? '127.0.0.1';
+  let targetPort = options.targetPort;
   let mode: Mode = 'forward';
   const pairs = new Set<Pair>();
 
@@ -85,7 +95,7 @@ export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
   };
 
   const openUpstream = (pair: Pair) => {
-    const upstream = connect(options.targetPort, targetHost);
+    const upstream = connect(targetPort, targetHost);
     upstream.setNoDelay(true);
     pair.upstream = upstream;
     upstream.on('error', () => onSideClosed(pair));
@@ -133,6 +143,13 @@ export function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
         cut() {
           mode = 'cut';
           for (const pair of [...pairs]) destroyPair(pair);
+        },
+        get targetPort() {
+          return targetPort;
+        },
+        retarget(port, { keepOpen = false } = {}) {
+          targetPort = port;
+          if (!keepOpen) for (const pair of [...pairs]) destroyPair(pair);
         },
         resume() {
           mode = 'forward';
