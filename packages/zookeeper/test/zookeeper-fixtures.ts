@@ -6,6 +6,9 @@ import { startTcpProxy, type TcpProxy } from '../../../test-harness/src/faults/t
  * Session timeout the tests ask for, ms. The private servers tick every 200 ms, so this is
  * granted as is; leases are capped at two thirds of it (2 000 ms), above the suites' 1 500 ms.
  */
+/** One handle on every route of a backend (a proxy per server): freeze, cut, resume, close. */
+export type RoutesProxy = Omit<TcpProxy, 'retarget' | 'targetPort'>;
+
 export const SESSION_TIMEOUT_MS = 3000;
 export const REQUEST_TIMEOUT_MS = 3000;
 
@@ -16,7 +19,7 @@ export const REQUEST_TIMEOUT_MS = 3000;
  */
 export class BackendPool {
   private readonly backends: ZookeeperBackend[] = [];
-  private readonly proxies = new Map<ElectionBackend, TcpProxy>();
+  private readonly proxies = new Map<ElectionBackend, RoutesProxy>();
 
   constructor(private readonly connect: () => string) {}
 
@@ -33,7 +36,7 @@ export class BackendPool {
   }
 
   /** A backend whose every connection goes through its own proxy (to the first server listed). */
-  async proxied(extra: Partial<ZookeeperConnectOptions> = {}): Promise<{ backend: ZookeeperBackend; proxy: TcpProxy }> {
+  async proxied(extra: Partial<ZookeeperConnectOptions> = {}): Promise<{ backend: ZookeeperBackend; proxy: RoutesProxy }> {
     const targets = this.connect().split(',').map((hp) => Number(hp.split(':')[1]));
     const proxies = await Promise.all(targets.map((targetPort) => startTcpProxy({ targetPort })));
     const backend = new ZookeeperBackend({
@@ -44,7 +47,7 @@ export class BackendPool {
     });
     this.backends.push(backend);
     // One handle that freezes/cuts/resumes every route of this backend.
-    const proxy: TcpProxy = {
+    const proxy: RoutesProxy = {
       port: proxies[0]!.port,
       address: proxies[0]!.address,
       blackhole: () => proxies.forEach((p) => p.blackhole()),
@@ -59,7 +62,7 @@ export class BackendPool {
   }
 
   /** The proxy of a backend made by `proxied()`. */
-  proxyOf(backend: ElectionBackend): TcpProxy {
+  proxyOf(backend: ElectionBackend): RoutesProxy {
     const proxy = this.proxies.get(backend);
     if (!proxy) throw new Error('this backend was not made by proxied()');
     return proxy;

@@ -1,7 +1,7 @@
 import { monotonicMs } from '../history/history-recorder';
 import type { Prng } from '../faults/prng';
 import { delay } from '../wait-for';
-import { latencyFor, type FaultKind } from './fault-catalogue';
+import { failoverKindFor, latencyFor, type FaultKind } from './fault-catalogue';
 import type { CandidateSlot, FaultCluster } from './fault-cluster';
 import type { PlannedFault } from './fault-plan';
 
@@ -115,6 +115,11 @@ export async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng
     case 'step-down':
       slot!.proc.send({ type: 'stepDown' });
       return;
+    case 'failover': {
+      const done = await env.failover!(failoverKindFor(f.holdMs, env));
+      record[record.length - 1]!.target = `primary (${done.kind}, switched in ${done.switchMs} ms)`;
+      return;
+    }
   }
 }
 

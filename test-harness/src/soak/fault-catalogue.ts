@@ -1,5 +1,5 @@
 import type { Prng } from '../faults/prng';
-import type { FaultEnvironment, FaultTopology } from './fault-environment';
+import type { FailoverKind, FaultEnvironment, FaultTopology } from './fault-environment';
 
 /**
  * The fault catalogue.
@@ -22,11 +22,25 @@ import type { FaultEnvironment, FaultTopology } from './fault-environment';
  * - `isolate` (ensemble, when the launcher can): one server cut from its peers (silently or by
  *   resets, half each) while its clients still reach it, 0.3–1.2 × (the ensemble's election
  *   time + the session timeout); the server the leader's client uses 60 % of the time.
+ * - `failover` (failover topologies): the primary is replaced, one of the environment's
+ *   `failoverKinds` drawn (see `FailoverKind`); the environment restores a replica afterwards.
  * - `blip` (several servers; drawn on `migrate`): every candidate's link to one server
  *   blackholed or cut (half each) for 1.5–2.5 s, one side of a migration at a time; the server
  *   itself runs on.
  */
-export type FaultKind = 'kill' | 'freeze' | 'partition' | 'cut' | 'delay' | 'server-restart' | 'server-pause' | 'step-down' | 'link' | 'isolate' | 'blip';
+export type FaultKind =
+  | 'kill'
+  | 'freeze'
+  | 'partition'
+  | 'cut'
+  | 'delay'
+  | 'server-restart'
+  | 'server-pause'
+  | 'step-down'
+  | 'link'
+  | 'isolate'
+  | 'blip'
+  | 'failover';
 export const FAULT_KINDS: readonly FaultKind[] = [
   'kill',
   'freeze',
@@ -39,6 +53,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'link',
   'isolate',
   'blip',
+  'failover',
 ];
 
 export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
@@ -55,6 +70,8 @@ export const DEFAULT_FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   isolate: 8,
   // Drawn only where a backend's kit asks for it (`BackendKit.faultWeights`).
   blip: 0,
+  // Drawn only in failover topologies (see `TOPOLOGY_FAULT_WEIGHTS`).
+  failover: 0,
 };
 
 /**
@@ -67,6 +84,8 @@ export const TOPOLOGY_FAULT_WEIGHTS: Readonly<Record<FaultTopology, Partial<Reco
   'no-persistence': { 'server-restart': 40 },
   quorum: { 'server-restart': 16, 'server-pause': 10 },
   ensemble: { 'server-restart': 10, isolate: 18, link: 18 },
+  sentinel: { failover: 30, 'server-restart': 0, 'server-pause': 0 },
+  replicated: { failover: 30, 'server-restart': 0, 'server-pause': 0 },
 };
 
 /** The catalogue's weights for the topology, minus the faults the environment cannot inflict. */
@@ -84,6 +103,7 @@ export function weightsFor(
   if (!env.servers.some((s) => s.pause)) weights['server-pause'] = 0;
   if (env.servers.length < 2) weights.link = weights.blip = 0;
   if (!env.isolateServer) weights.isolate = 0;
+  if (!env.failover || !env.failoverKinds?.length) weights.failover = 0;
   return weights;
 }
 
@@ -113,6 +133,9 @@ export function holdFor(kind: FaultKind, rng: Prng, leaseMs: number, env: FaultE
       return Math.round(((env.serverElectionMs ?? 0) + (env.sessionTimeoutMs ?? leaseMs)) * rng.between(0.3, 1.2));
     case 'blip':
       return rng.int(1500, 2500);
+    case 'failover':
+      // Which kind is drawn from the hold (see `failoverKindFor`); the failover takes its own time.
+      return rng.int(0, 999);
   }
 }
 
@@ -120,3 +143,10 @@ export function holdFor(kind: FaultKind, rng: Prng, leaseMs: number, env: FaultE
 export function latencyFor(rng: Prng, leaseMs: number): number {
   return rng.int(20, Math.round(leaseMs / 3));
 }
+
+/** The failover kind a `failover` fault stages, fixed by its drawn hold (so a seed replays it). */
+export function failoverKindFor(holdMs: number, env: FaultEnvironment): FailoverKind {
+  const kinds = env.failoverKinds ?? [];
+  return kinds[holdMs % kinds.length]!;
+}
+

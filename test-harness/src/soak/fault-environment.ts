@@ -13,10 +13,38 @@ import { resolveBackendKit } from '../kits/load-backend-kit';
  *   each server (the client picks one and moves on when it loses it).
  * - `duplicate-id`: the `single` server, but two candidate processes share one candidate id (a
  *   pod restarted under its old name while the old process still runs).
+ * - `sentinel` (Redis): a master, a replica and Sentinel; candidates find the master through
+ *   Sentinel, and a failover promotes the replica (see `FaultEnvironment.failover`).
+ * - `replicated` (MySQL/MariaDB, PostgreSQL): a primary and an asynchronous replica behind one
+ *   endpoint (a TCP proxy, as a managed database's DNS name), which a failover moves to the
+ *   promoted replica.
  * Which of them a backend stages is its kit's to say (`BackendKit.topologies`).
  */
-export type FaultTopology = 'single' | 'no-persistence' | 'quorum' | 'ensemble' | 'duplicate-id';
-export const FAULT_TOPOLOGIES: readonly FaultTopology[] = ['single', 'no-persistence', 'quorum', 'ensemble', 'duplicate-id'];
+export type FaultTopology = 'single' | 'no-persistence' | 'quorum' | 'ensemble' | 'duplicate-id' | 'sentinel' | 'replicated';
+export const FAULT_TOPOLOGIES: readonly FaultTopology[] = ['single', 'no-persistence', 'quorum', 'ensemble', 'duplicate-id', 'sentinel', 'replicated'];
+
+/**
+ * How a failover topology's primary is replaced (`FaultEnvironment.failover`).
+ * - `kill`: the primary is SIGKILLed with its replica caught up; the replica is promoted and the
+ *   endpoint (or Sentinel) moves to it.
+ * - `kill-lagging`: replication is stalled first and the primary goes on taking writes, so the
+ *   promoted replica misses the latest terms; then as `kill`.
+ * - `graceful`: a planned switch-over (`SENTINEL FAILOVER`; SQL: the replica catches up and is
+ *   promoted, the endpoint moves, and the old primary goes read-only).
+ * - `cut-off`: the old primary keeps running and stays writable, cut off from its replica (and
+ *   Sentinel); clients already connected to it stay connected; the replica is promoted.
+ */
+export type FailoverKind = 'kill' | 'kill-lagging' | 'graceful' | 'cut-off';
+export const FAILOVER_KINDS: readonly FailoverKind[] = ['kill', 'kill-lagging', 'graceful', 'cut-off'];
+
+/** What one failover did, for the fault record. */
+export interface FailoverRecord {
+  kind: FailoverKind;
+  /** Port of the server that is primary after it. */
+  primaryPort: number;
+  /** ms from the start of the fault until the new primary took writes (endpoint moved, or Sentinel switched). */
+  switchMs: number;
+}
 
 /** One private server of a fault environment. */
 export interface FaultServer {
@@ -87,6 +115,14 @@ export interface FaultEnvironment {
   isolateServer?(index: number, how?: 'silent' | 'cut'): void;
   /** Ends `isolateServer`. */
   healServers?(): void;
+  /**
+   * Failover topologies (`sentinel`, `replicated`): replaces the primary (see `FailoverKind`);
+   * resolves once the promoted replica takes writes where candidates reach it. Before the next
+   * failover the environment gives the new primary a replica again (the next call waits for it).
+   */
+  failover?(kind: FailoverKind): Promise<FailoverRecord>;
+  /** The failover kinds this environment stages (and the backend is safe under; see its README). */
+  readonly failoverKinds?: readonly FailoverKind[];
   /** Stops every server and removes its data. Idempotent. */
   close(): Promise<void>;
 

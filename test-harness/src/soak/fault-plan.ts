@@ -35,6 +35,7 @@ export function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots
       available['server-pause'] = 0;
       available.isolate = 0;
       available.blip = 0;
+      available.failover = 0;
     }
     const kind = rng.weighted(available);
     const offsetMs = i === 0 ? 0 : rng.int(0, Math.round(leaseMs / 2));
@@ -59,7 +60,7 @@ export function planEpisode(rng: Prng, weights: Record<FaultKind, number>, slots
       leaderTaken = true;
       server = "client's";
       target = 'leader';
-    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate' || kind === 'blip') {
+    } else if (kind === 'server-restart' || kind === 'server-pause' || kind === 'isolate' || kind === 'blip' || kind === 'failover') {
       serverFault = true;
       target = 'server';
     } else if (!leaderTaken && (kind === 'step-down' || rng.chance(0.7))) {
