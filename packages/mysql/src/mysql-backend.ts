@@ -302,8 +302,9 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   /**
-   * One query for a batch of campaigns: one upsert per (candidate, lease) group — usually
-   * one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
+   * One query for a batch of campaigns: the server's identity and the fence of rows another
+   * server wrote, as an upsert that also creates missing rows (`fenceOrCreateSql`), one upsert
+   * per (candidate, lease) group — usually one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
    * the same query (multi-statement), it runs right after the upserts on the same connection, so
    * one round trip tells each candidate whether it holds the lease, its term, and otherwise who
    * does and for how long on the server's clock. No stored procedure, no RETURNING (MariaDB only),
@@ -348,9 +349,9 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   /**
-   * One query for every renewal of this turn: one UPDATE per distinct lease length (usually one
-   * statement for all the elections a process leads), then the same read-back SELECT as
-   * campaigns. `held` means the row still names this candidate and token and is live.
+   * One query for every renewal of this turn: the fence (`fenced`), one UPDATE per distinct
+   * lease length (usually one statement for all the elections a process leads), then the same
+   * read-back SELECT as campaigns. A fenced row fails its renewal: its leader steps down. `held` means the row still names this candidate and token and is live.
    */
   private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
     const byLease = new Map<number, RenewRequest[]>();
