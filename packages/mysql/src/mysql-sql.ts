@@ -60,8 +60,10 @@ const FREE = `(holder IS NULL OR expires_at IS NULL OR expires_at <= ${NOW})`;
 /**
  * The identity of the server that runs a batch, captured by `serverIdentitySql`, the first
  * statement of every batch that writes `written_by`. A user variable, not `@@server_id` in the
- * writes: statement-based replication logs a user variable with its value, while a replica would
- * evaluate `@@server_id` itself, so the replica's copy of the row would name the replica.
+ * writes: statement-based replication logs a user variable with its value, while a replica
+ * re-evaluates system variables (MariaDB's applier reports the origin's server id but its own
+ * port), so the replica's copy of the row would not name the primary
+ * (test/mysql-replica-identity.test.ts).
  */
 const SERVER = '@conclave_server';
 
