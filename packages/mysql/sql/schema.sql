@@ -14,6 +14,9 @@
 --   * holder_value, term_started_at, renewed_at and transitions are the leader metadata that
 --     getLeader() reports (the holder's published value as UTF-8, when its term started, when it
 --     last renewed, how many terms the election has had since the column exists);
+--   * written_by is the server that last granted, extended or revoked the lease
+--     (server_id/hostname:port): a promoted replica fences a row another server wrote before
+--     it grants a new term there (see the README, "Replicas and failover");
 --   * ascii_bin: names and ids compare byte for byte ('Node-1' is not 'node-1', and trailing
 --     spaces count), which the default case-insensitive, pad-space collations would not do.
 CREATE TABLE IF NOT EXISTS `conclave_election` (
@@ -26,6 +29,7 @@ CREATE TABLE IF NOT EXISTS `conclave_election` (
   `term_started_at` DATETIME(3) NULL COMMENT 'start of the current term, UTC, server clock',
   `renewed_at` DATETIME(3) NULL COMMENT 'last take, join or renewal of the lease, UTC, server clock',
   `transitions` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'terms started since this column exists (unlike term, not moved by term_floor)',
+  `written_by` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL COMMENT 'server that last granted, extended or revoked the lease (server_id/hostname:port); NULL when not known',
   PRIMARY KEY (`name`)
 ) ENGINE=InnoDB COMMENT='conclave leader election leases';
 
@@ -36,3 +40,4 @@ CREATE TABLE IF NOT EXISTS `conclave_election` (
 --   ALTER TABLE `conclave_election` ADD COLUMN `term_started_at` DATETIME(3) NULL;
 --   ALTER TABLE `conclave_election` ADD COLUMN `renewed_at` DATETIME(3) NULL;
 --   ALTER TABLE `conclave_election` ADD COLUMN `transitions` BIGINT UNSIGNED NOT NULL DEFAULT 0;
+--   ALTER TABLE `conclave_election` ADD COLUMN `written_by` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL;

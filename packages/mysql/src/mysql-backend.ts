@@ -29,6 +29,8 @@ import {
   addColumnSql,
   campaignSql,
   columnsSql,
+  fenceOrCreateSql,
+  fenceSql,
   METADATA_COLUMNS,
   installSql,
   leaderSql,
@@ -38,6 +40,7 @@ import {
   revokeSql,
   schemaSql,
   raiseFloorSql,
+  serverIdentitySql,
   type CampaignGroup,
 } from './mysql-sql';
 import { MysqlWakeChannel } from './mysql-wake';
@@ -186,7 +189,8 @@ export class MysqlBackend implements ElectionBackend {
     this.validate(election);
     assertTokenFloor(token, KIND, election);
     await this.ready(election);
-    await this.run([raiseFloorSql(this.table, election, token)], election);
+    // The identity is recorded only if this creates the row; a floor grants no lease.
+    await this.run([serverIdentitySql(), raiseFloorSql(this.table, election, token)], election);
   }
 
   async getLeader(election: string): Promise<LeaderInfo | null> {
@@ -218,10 +222,10 @@ export class MysqlBackend implements ElectionBackend {
     return forceAfterRevocation({
       kind: KIND,
       election,
-      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId),
+      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId, leaseMs),
       install: async () => {
-        const [ok] = (await this.run([installSql(this.table, election, candidateId, leaseMs)], election)) as [{ insertId?: unknown }];
-        const token = Number(ok.insertId);
+        const results = await this.run(this.fenced([election], leaseMs, [installSql(this.table, election, candidateId, leaseMs)]), election);
+        const token = Number((results[results.length - 1] as { insertId?: unknown }).insertId);
         if (!Number.isSafeInteger(token) || token < 0) {
           throw new ConclaveError('BACKEND_ERROR', 'forceLeader could not read the new term', { backend: KIND, election });
         }
@@ -234,11 +238,13 @@ export class MysqlBackend implements ElectionBackend {
   async clearLeader(election: string): Promise<void> {
     this.validate(election);
     await this.ready(election);
-    await this.revoke(election, 0, null);
+    await this.revoke(election, 0, null, this.options.defaultLeaseMs);
   }
 
-  private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
-    const results = await this.run([...revokeSql(this.table, election, graceMs, keepFor), readRowsSql(this.table, [election])], election);
+  /** `leaseMs`: the shortest the fence of a row another server wrote lasts (see `fenceSql`). */
+  private async revoke(election: string, graceMs: number, keepFor: string | null, leaseMs: number): Promise<Revocation> {
+    const statements = this.fenced([election], leaseMs, [...revokeSql(this.table, election, graceMs, keepFor), readRowsSql(this.table, [election])]);
+    const results = await this.run(statements, election);
     const row = leaseRowsByName(results[results.length - 1]).get(election);
     if (!isLiveLease(row)) return { kind: 'free' };
     if (isTombstone(row.holder)) {
@@ -296,8 +302,9 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   /**
-   * One query for a batch of campaigns: one upsert per (candidate, lease) group — usually
-   * one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
+   * One query for a batch of campaigns: the server's identity and the fence of rows another
+   * server wrote, as an upsert that also creates missing rows (`fenceOrCreateSql`), one upsert
+   * per (candidate, lease) group — usually one — then one SELECT of all the rows. The SELECT is how the outcome is read back: sent in
    * the same query (multi-statement), it runs right after the upserts on the same connection, so
    * one round trip tells each candidate whether it holds the lease, its term, and otherwise who
    * does and for how long on the server's clock. No stored procedure, no RETURNING (MariaDB only),
@@ -326,7 +333,9 @@ export class MysqlBackend implements ElectionBackend {
     for (const group of groups.values()) group.elections.sort();
     const elections = unique(requests.map((r) => r.election));
     const statements = [...groups.values()].map((g) => campaignSql(this.table, g));
-    const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
+    const leaseMs = Math.max(...requests.map((r) => r.leaseMs));
+    const fence = [serverIdentitySql(), fenceOrCreateSql(this.table, elections, leaseMs)];
+    const results = await this.run([...fence, ...statements, readRowsSql(this.table, elections)], requests[0]?.election);
     const rows = leaseRowsByName(results[results.length - 1]);
     return requests.map((r) => this.outcomeOf(r, rows.get(r.election)));
   }
@@ -340,9 +349,9 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   /**
-   * One query for every renewal of this turn: one UPDATE per distinct lease length (usually one
-   * statement for all the elections a process leads), then the same read-back SELECT as
-   * campaigns. `held` means the row still names this candidate and token and is live.
+   * One query for every renewal of this turn: the fence (`fenced`), one UPDATE per distinct
+   * lease length (usually one statement for all the elections a process leads), then the same
+   * read-back SELECT as campaigns. A fenced row fails its renewal: its leader steps down. `held` means the row still names this candidate and token and is live.
    */
   private async flushRenewals(requests: RenewRequest[]): Promise<RenewResult[]> {
     const byLease = new Map<number, RenewRequest[]>();
@@ -353,7 +362,8 @@ export class MysqlBackend implements ElectionBackend {
     }
     const statements = [...byLease.entries()].map(([leaseMs, items]) => renewSql(this.table, leaseMs, items));
     const elections = unique(requests.map((r) => r.election));
-    const results = await this.run([...statements, readRowsSql(this.table, elections)], requests[0]?.election);
+    const leaseMs = Math.max(...requests.map((r) => r.leaseMs));
+    const results = await this.run(this.fenced(elections, leaseMs, [...statements, readRowsSql(this.table, elections)]), requests[0]?.election);
     const rows = leaseRowsByName(results[results.length - 1]);
     return requests.map(({ election, candidateId, token, leaseMs }) => {
       const row = rows.get(election);
@@ -368,6 +378,15 @@ export class MysqlBackend implements ElectionBackend {
   }
 
   // ---- helpers ----------------------------------------------------------------------------
+
+  /**
+   * A batch that can grant, extend or revoke `elections`' leases: this server's identity first,
+   * then the fence of rows another server wrote (a replica promoted since: see `fenceSql`), then
+   * `writes`, which record this server in `written_by`. On one connection, in this order.
+   */
+  private fenced(elections: readonly string[], leaseMs: number, writes: string[]): string[] {
+    return [serverIdentitySql(), fenceSql(this.table, elections, leaseMs), ...writes];
+  }
 
   // A rest parameter, not an optional one: an explicit `undefined` id must be refused too.
   private validate(election: string, ...candidate: [candidateId?: string]): void {

@@ -57,6 +57,88 @@ const NOW = 'UTC_TIMESTAMP(3)';
 /** The lease is free: released/cleared (holder NULL) or expired on the server's clock. */
 const FREE = `(holder IS NULL OR expires_at IS NULL OR expires_at <= ${NOW})`;
 
+/**
+ * The identity of the server that runs a batch, captured by `serverIdentitySql`, the first
+ * statement of every batch that writes `written_by`. A user variable, not `@@server_id` in the
+ * writes: statement-based replication logs a user variable with its value, while a replica
+ * re-evaluates system variables (MariaDB's applier reports the origin's server id but its own
+ * port), so the replica's copy of the row would not name the primary
+ * (test/mysql-replica-identity.test.ts).
+ */
+const SERVER = '@conclave_server';
+
+/**
+ * Sets `@conclave_server` for this session: `server_id/hostname:port`. MariaDB has no
+ * `@@server_uuid`; replication needs a primary and its replicas to have different server ids,
+ * and hostname and port tell apart servers elsewhere that share an id. utf8mb4_bin, as the
+ * `written_by` column: compared byte for byte.
+ */
+export function serverIdentitySql(): string {
+  return `SET ${SERVER} = CONVERT(CONCAT(@@server_id, '/', @@hostname, ':', @@port) USING utf8mb4) COLLATE utf8mb4_bin`;
+}
+
+/**
+ * The server-identity fence, first in every batch that can grant, extend or revoke a lease (after
+ * `serverIdentitySql`): each of `elections`' rows last written by another server (a primary this
+ * server replicated, before a failover made it primary) becomes a revocation tombstone
+ * (`tombstoneHolder(0)`) that lasts a lease from now, and its next term starts above this server's
+ * clock in µs since the epoch. See the package README, "Replicas and failover", for why this
+ * bound and this floor.
+ * - `expires_at`: the later of the row's own end and now + the longer of `leaseMs` and the row's
+ *   last lease (`expires_at − renewed_at`): the old leader counted its deadline from a renewal the
+ *   old primary answered before this server's first write, so a lease from now outlasts it
+ *   (durations on this server's clock only, never a comparison of two servers' clocks).
+ * - `term_floor`: at least the row's term, and this server's µs clock, which is above every token
+ *   the old primary can have handed out since its own last fence (or at all, before any).
+ * A row with `written_by` NULL (written before the column existed) is not fenced: an upgrade
+ * does not cost a lease. The assignments read only columns not yet assigned, so they mean the same
+ * under left-to-right and simultaneous assignment.
+ */
+export function fenceSql(table: string, elections: readonly string[], leaseMs: number): string {
+  return bind(
+    `UPDATE ${q(table)} SET ${FENCE_ASSIGNMENTS}
+WHERE name IN (${elections.map(() => '?').join(', ')}) AND ${FOREIGN}`,
+    [...fenceValues(leaseMs), ...elections],
+  );
+}
+
+/**
+ * `fenceSql` for a campaign batch, as an upsert: a row that does not exist yet is created free
+ * (term 0, this server's), for the campaign's upsert that follows to take. An `UPDATE` naming a
+ * missing row would lock the gap up to the next row, and so wait on another holder's renewal
+ * that has that row locked; an insert waits on nothing the campaign's own upsert would not.
+ */
+export function fenceOrCreateSql(table: string, elections: readonly string[], leaseMs: number): string {
+  const fence = FENCE_COLUMNS.map((column) => `${column} = IF(${FOREIGN}, ${FENCE_VALUE[column]}, ${column})`).join(',\n  ');
+  return bind(
+    `INSERT INTO ${q(table)} (name, holder, term, expires_at, written_by) VALUES ${elections.map(() => `(?, NULL, 0, NULL, ${SERVER})`).join(', ')}
+ON DUPLICATE KEY UPDATE
+  ${fence}`,
+    [...elections, ...fenceValues(leaseMs)],
+  );
+}
+
+/** A row another server wrote last (NULL: written before the column existed, not fenced). */
+const FOREIGN = `(written_by IS NOT NULL AND written_by <> ${SERVER})`;
+
+/**
+ * What the fence writes, column by column, in this order: `written_by` last, as the others read
+ * it (through `FOREIGN` in the upsert form); each reads only columns not yet assigned.
+ */
+const FENCE_COLUMNS = ['expires_at', 'term_floor', 'holder', 'written_by'] as const;
+const FENCE_VALUE: Record<(typeof FENCE_COLUMNS)[number], string> = {
+  expires_at: `GREATEST(COALESCE(expires_at, ${NOW}), ${NOW} + INTERVAL GREATEST(?, COALESCE(TIMESTAMPDIFF(MICROSECOND, renewed_at, expires_at), 0)) MICROSECOND)`,
+  term_floor: `GREATEST(term_floor, term, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)))`,
+  holder: '?',
+  written_by: SERVER,
+};
+const FENCE_ASSIGNMENTS = FENCE_COLUMNS.map((column) => `${column} = ${FENCE_VALUE[column]}`).join(',\n  ');
+
+/** The values of the fence's placeholders, in `FENCE_COLUMNS` order: the lease (µs), the tombstone. */
+function fenceValues(leaseMs: number): SqlValue[] {
+  return [leaseMs * 1000, tombstoneHolder(0)];
+}
+
 /** The same DDL as sql/schema.sql; see there for why each column is what it is. */
 export function schemaSql(table: string): string {
   return `CREATE TABLE IF NOT EXISTS ${q(table)} (
@@ -79,6 +161,7 @@ export const METADATA_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ['term_started_at', "DATETIME(3) NULL COMMENT 'start of the current term, UTC, server clock'"],
   ['renewed_at', "DATETIME(3) NULL COMMENT 'last take, join or renewal of the lease, UTC, server clock'"],
   ['transitions', "BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'terms started since this column exists (unlike term, not moved by term_floor)'"],
+  ['written_by', "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL COMMENT 'server that last granted, extended or revoked the lease (server_id/hostname:port); NULL when not known'"],
 ];
 
 /** The lease table's column names, to find the `METADATA_COLUMNS` an older table lacks. */
@@ -127,7 +210,7 @@ export interface CampaignGroup {
  * candidate id, or the old lease was free. Same answer either way.
  */
 export function campaignSql(table: string, group: CampaignGroup): string {
-  const rows = group.elections.map(() => `(?, ?, 1, ${NOW} + INTERVAL ? MICROSECOND, ?, ${NOW}, ${NOW}, 1)`).join(', ');
+  const rows = group.elections.map(() => `(?, ?, 1, ${NOW} + INTERVAL ? MICROSECOND, ?, ${NOW}, ${NOW}, 1, ${SERVER})`).join(', ');
   const values: SqlValue[] = [];
   const leaseUs = group.leaseMs * 1000;
   for (const election of group.elections) values.push(election, group.candidateId, leaseUs, group.value);
@@ -136,7 +219,7 @@ export function campaignSql(table: string, group: CampaignGroup): string {
   values.push(candidate, group.candidateId, group.candidateId, candidate, leaseUs);
   const ours = `(${FREE} OR holder = ? OR holder = ?)`;
   return bind(
-    `INSERT INTO ${q(table)} (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions) VALUES ${rows}
+    `INSERT INTO ${q(table)} (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions, written_by) VALUES ${rows}
 ON DUPLICATE KEY UPDATE
   term = IF(${FREE}, GREATEST(term, term_floor) + 1, term),
   transitions = IF(${FREE}, transitions + 1, transitions),
@@ -144,7 +227,8 @@ ON DUPLICATE KEY UPDATE
   renewed_at = IF(${ours}, ${NOW}, renewed_at),
   holder_value = IF(${ours}, ?, holder_value),
   holder = IF(${FREE} OR holder = ?, ?, holder),
-  expires_at = IF(holder = ? OR holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
+  expires_at = IF(holder = ? OR holder = ? OR ${FREE}, ${NOW} + INTERVAL ? MICROSECOND, expires_at),
+  written_by = ${SERVER}`,
     values,
   );
 }
@@ -166,7 +250,7 @@ export function renewSql(table: string, leaseMs: number, items: readonly RenewIt
   for (const item of items) values.push(item.election);
   for (const item of items) values.push(item.election, item.candidateId, item.token);
   return bind(
-    `UPDATE ${q(table)} SET renewed_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
+    `UPDATE ${q(table)} SET renewed_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND, written_by = ${SERVER}
 WHERE name IN (${items.map(() => '?').join(', ')})
   AND (name, holder, term) IN (${items.map(() => '(?, ?, ?)').join(', ')})
   AND expires_at > ${NOW}`,
@@ -239,12 +323,12 @@ export function revokeSql(table: string, election: string, graceMs: number, keep
   const keepValues: SqlValue[] = keepFor === null ? [] : [keepFor, keepFor.length + 1, `${keepFor} `];
   return [
     bind(
-      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL ? MICROSECOND, holder = ?
+      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL ? MICROSECOND, holder = ?, written_by = ${SERVER}
 WHERE name = ? AND ${HELD}${keep}`,
       [graceMs * 1000, tomb, election, ...keepValues],
     ),
     bind(
-      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL (? - ${GRACE_MS}) * 1000 MICROSECOND, holder = ?
+      `UPDATE ${q(table)} SET expires_at = expires_at + INTERVAL (? - ${GRACE_MS}) * 1000 MICROSECOND, holder = ?, written_by = ${SERVER}
 WHERE name = ? AND holder IS NOT NULL AND ${TOMB} AND expires_at > ${NOW} AND ${GRACE_MS} < ?`,
       [graceMs, tomb, election, graceMs],
     ),
@@ -268,8 +352,8 @@ export function installSql(table: string, election: string, candidateId: string,
   const leaseUs = leaseMs * 1000;
   const ok = `(${FREE} OR (${TOMB} AND expires_at - INTERVAL ${GRACE_MS} * 1000 MICROSECOND <= ${NOW}))`;
   return bind(
-    `INSERT INTO ${q(table)} (name, holder, term, expires_at, term_started_at, renewed_at, transitions)
-VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND, ${NOW}, ${NOW}, 1)
+    `INSERT INTO ${q(table)} (name, holder, term, expires_at, term_started_at, renewed_at, transitions, written_by)
+VALUES (?, ?, LAST_INSERT_ID(1), ${NOW} + INTERVAL ? MICROSECOND, ${NOW}, ${NOW}, 1, ${SERVER})
 ON DUPLICATE KEY UPDATE
   term = IF(${ok}, LAST_INSERT_ID(GREATEST(term, term_floor) + 1), term + LAST_INSERT_ID(0)),
   transitions = IF(${ok}, transitions + 1, transitions),
@@ -277,7 +361,8 @@ ON DUPLICATE KEY UPDATE
   renewed_at = IF(holder = ? OR ${ok}, ${NOW}, renewed_at),
   holder_value = IF(${ok}, NULL, holder_value),
   holder = IF(${ok}, ?, holder),
-  expires_at = IF(holder = ? OR ${ok}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`,
+  expires_at = IF(holder = ? OR ${ok}, ${NOW} + INTERVAL ? MICROSECOND, expires_at),
+  written_by = ${SERVER}`,
     [election, candidateId, leaseUs, candidateId, candidateId, candidateId, leaseUs],
   );
 }
@@ -289,7 +374,7 @@ ON DUPLICATE KEY UPDATE
  */
 export function raiseFloorSql(table: string, election: string, floor: number): string {
   return bind(
-    `INSERT INTO ${q(table)} (name, holder, term, term_floor, expires_at) VALUES (?, NULL, 0, ?, NULL)
+    `INSERT INTO ${q(table)} (name, holder, term, term_floor, expires_at, written_by) VALUES (?, NULL, 0, ?, NULL, ${SERVER})
 ON DUPLICATE KEY UPDATE term_floor = GREATEST(term_floor, ?)`,
     [election, floor, floor],
   );

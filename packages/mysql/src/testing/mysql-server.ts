@@ -32,6 +32,17 @@ export interface StartMariadbOptions {
   installDb?: string;
   /** Longest wait for the server to accept connections, ms. Default 60 000. */
   startTimeoutMs?: number;
+  /**
+   * A server of a replicated pair (`server_id`, distinct in each): with a binary log that also
+   * holds what it replicates (`log_slave_updates`), so it can be a primary or a replica, and a
+   * replica of it can start from its first event. Default: no binary log.
+   */
+  replicationServerId?: number;
+  /**
+   * Whether to create the `test` database once it serves. Default true; false for a replica,
+   * which receives it from its primary.
+   */
+  createTestDatabase?: boolean;
 }
 
 /**
@@ -61,6 +72,13 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
     ],
     { timeout: startTimeoutMs },
   );
+  const serverId = options.replicationServerId;
+  // Statement-based where safe (MIXED, the default): the format under which a write's server
+  // identity must travel in a user variable (see serverIdentitySql).
+  const binlog =
+    serverId === undefined
+      ? ['--skip-log-bin']
+      : [`--server-id=${serverId}`, `--log-bin=${join(datadir, 'binlog')}`, '--log-slave-updates', '--binlog-format=MIXED', '--skip-slave-start', `--relay-log=${join(datadir, 'relay')}`];
   const port = await freePort();
   let child: ChildProcess | null = null;
   let stopped = false;
@@ -81,7 +99,7 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
         '--skip-networking=0',
         '--skip-grant-tables',
         '--skip-name-resolve',
-        '--skip-log-bin',
+        ...binlog,
         '--innodb-buffer-pool-size=16M',
         '--innodb-log-file-size=16M',
         '--max-connections=300',
@@ -92,7 +110,7 @@ export async function startMariadb(options: StartMariadbOptions = {}): Promise<M
     child = proc;
     await waitForPort(port, '127.0.0.1', startTimeoutMs);
     // The port opens a moment before the server answers queries; create the test database.
-    await runSql(port, 'CREATE DATABASE IF NOT EXISTS test', startTimeoutMs);
+    await runSql(port, options.createTestDatabase === false ? 'SELECT 1' : 'CREATE DATABASE IF NOT EXISTS test', startTimeoutMs);
   };
 
   const exited = (proc: ChildProcess | null) =>
