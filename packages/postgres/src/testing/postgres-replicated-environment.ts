@@ -112,11 +112,27 @@ async function withStandby(primary: PostgresServer): Promise<Pair> {
   const link = await startTcpProxy({ targetPort: primary.port });
   try {
     const replica = await startPostgres({ standbyOf: link.port });
+    try {
+      await streaming(replica);
+    } catch (err) {
+      await replica.stop();
+      throw err;
+    }
     return { primary, link, replica };
   } catch (err) {
     await link.close();
     throw err;
   }
+}
+
+/** Resolves once the standby streams from its primary (a failover's catch-up then takes a round trip, not a reconnection). */
+async function streaming(replica: PostgresServer): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
+    if ((await rows(replica, `SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'`)).length > 0) return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`the standby on port ${replica.port} did not stream from its primary within 30 s`);
 }
 
 /** Resolves once the standby has replayed everything the primary had written when this was called. */

@@ -98,6 +98,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '-c', 'max_connections=300',
     '-c', 'shared_buffers=16MB',
     ...(options.statStatements ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+    // A standby whose first attempt to stream failed tries again after this (default 5 s).
+    ...(options.standbyOf !== undefined ? ['-c', 'wal_retrieve_retry_interval=200ms'] : []),
   ];
   let child: ChildProcess | null = null;
   let stopped = false;
