@@ -1,3 +1,4 @@
+import type { PostgresReplicatedEnvironment } from '@conclave/postgres/testing';
 import { RECOVERY_SLACK_MS, delay, leadershipIntervals, monotonicMs, type FailoverKind, type FaultCluster } from '@conclave/test-harness';
 
 /** What one staged failover did, for the test's assertions and its log. */
@@ -25,13 +26,14 @@ export interface FailoverOutcome {
 export async function failoverScenario(cluster: FaultCluster, kind: FailoverKind): Promise<FailoverOutcome> {
   const leaseMs = cluster.leaseMs;
   if ((await cluster.waitForLeader(20_000)) === null) throw new Error(`no leader before the ${kind} failover`);
+  // The standby of the last failover is rebuilt in the background: the failover below starts at once.
+  await (cluster.env as unknown as PostgresReplicatedEnvironment).standbyReady();
   const startedAt = monotonicMs();
   const leader = cluster.leader();
   const before = leadershipIntervals(cluster.history()).filter((i) => i.startMs <= startedAt).at(-1)?.token ?? null;
   const switching = cluster.env.failover!(kind);
   if (kind === 'kill-lagging') {
-    // The link is stalled at once (the previous failover's standby is ready); a new term now
-    // stays on the old primary.
+    // The link is stalled at once (the standby is ready); a new term now stays on the old primary.
     await delay(leaseMs / 6);
     leader?.proc.send({ type: 'stepDown' });
   }

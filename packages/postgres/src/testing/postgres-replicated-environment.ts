@@ -15,6 +15,15 @@ const PROMOTE_WAIT_S = 60;
 /** How long a failover may take on a loaded machine, beyond its leases (catch-up, promotion, the endpoint's move), ms. */
 const FAILOVER_ALLOWANCE_MS = 2000;
 
+/**
+ * The replicated environment, with one more member than the harness needs: `standbyReady`
+ * resolves once the standby of the current primary streams (after a failover it is rebuilt in the
+ * background), so a test can time what it does during a failover from the failover's start.
+ */
+export interface PostgresReplicatedEnvironment extends FaultEnvironmentCore {
+  standbyReady(): Promise<void>;
+}
+
 /** A primary with its streaming standby, which replicates through a proxy (`link`) that a failover can stall. */
 interface Pair {
   primary: PostgresServer;
@@ -29,7 +38,7 @@ interface Pair {
  * promotes the standby and moves the endpoint to it; then, in the background, the new primary
  * gets a new standby (a fresh base backup) for the next failover.
  */
-export async function startPostgresReplicatedEnvironment(leaseMs: number): Promise<FaultEnvironmentCore> {
+export async function startPostgresReplicatedEnvironment(leaseMs: number): Promise<PostgresReplicatedEnvironment> {
   const primary = await startPostgres();
   let pair: Pair;
   try {
@@ -99,6 +108,9 @@ export async function startPostgresReplicatedEnvironment(leaseMs: number): Promi
     recoveryMarginMs: 2 * leaseMs + FAILOVER_ALLOWANCE_MS + RECOVERY_SLACK_MS,
     failover,
     failoverKinds: FAILOVER_KINDS,
+    standbyReady: async () => {
+      await rebuilding;
+    },
     async close() {
       closed = true;
       await rebuilding.catch(() => undefined);
