@@ -15,6 +15,10 @@
 --     (never a client clock, never now(), which is the start of the transaction);
 --   * holder_value, term_started_at, renewed_at and transitions are the leader metadata that
 --     getLeader() reports;
+--   * written_by is the server that last granted, extended or revoked the lease (its system
+--     identifier and timeline, which a promotion changes): a row another server wrote reached
+--     this one by replication, and is fenced before any lease is granted on it (README,
+--     "Replicas and failover"); NULL in rows written before the column existed;
 --   * COLLATE "C": names and ids compare byte for byte, whatever the database's collation.
 CREATE TABLE IF NOT EXISTS "conclave_election" (
   name text COLLATE "C" NOT NULL PRIMARY KEY,
@@ -25,5 +29,9 @@ CREATE TABLE IF NOT EXISTS "conclave_election" (
   holder_value text NULL,
   term_started_at timestamptz NULL,
   renewed_at timestamptz NULL,
-  transitions bigint NOT NULL DEFAULT 0
+  transitions bigint NOT NULL DEFAULT 0,
+  written_by text COLLATE "C" NULL
 );
+-- A table made by an earlier version gets the column the same way (ensureSchema() does it
+-- unless createSchema: false):
+ALTER TABLE "conclave_election" ADD COLUMN IF NOT EXISTS written_by text COLLATE "C" NULL;

@@ -27,7 +27,9 @@ import { TickBatcher, campaignOutcome, givenUpError, isLiveLease, leaderInfoFrom
 import { resolvePostgresOptions, type PostgresBackendOptions, type ResolvedPostgresOptions } from './postgres-options';
 import { PostgresExecutor, closedError, isNoSuchTable, sqlState, toPostgresError } from './postgres-pool';
 import {
+  addWrittenBySql,
   campaignSql,
+  hasWrittenBySql,
   installSql,
   leaderSql,
   qualified,
@@ -130,6 +132,7 @@ export class PostgresBackend implements ElectionBackend {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.executor.query(schemaSql(this.table), [], election);
+        await this.addMissingColumns(election);
         return;
       } catch (err) {
         // `CREATE TABLE IF NOT EXISTS` is not safe against itself: when two sessions create the
@@ -140,6 +143,16 @@ export class PostgresBackend implements ElectionBackend {
         if (attempt > 1 || !CREATE_RACE_STATES.has(sqlState(err) ?? '')) throw toPostgresError(err, election);
       }
     }
+  }
+
+  /**
+   * Upgrades a table made before `written_by` existed. Looked up first: `ALTER TABLE` takes the
+   * table's strongest lock even when the column is there, and would queue behind every statement
+   * running on it.
+   */
+  private async addMissingColumns(election?: string): Promise<void> {
+    if ((await this.executor.query(hasWrittenBySql, [this.table], election)).length > 0) return;
+    await this.executor.query(addWrittenBySql(this.table), [], election);
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
@@ -219,7 +232,7 @@ export class PostgresBackend implements ElectionBackend {
     return forceAfterRevocation({
       kind: KIND,
       election,
-      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId),
+      revoke: () => this.revoke(election, this.options.queryTimeoutMs, candidateId, leaseMs),
       install: async () => {
         const [row] = await this.run(installSql(this.table), [election, candidateId, leaseMs, this.channel], election);
         return row ? { candidateId, token: Number(row.term) } : null;
@@ -231,11 +244,12 @@ export class PostgresBackend implements ElectionBackend {
   async clearLeader(election: string): Promise<void> {
     this.validate(election);
     await this.ready(election);
-    await this.revoke(election, 0, null);
+    await this.revoke(election, 0, null, this.options.defaultLeaseMs);
   }
 
-  private async revoke(election: string, graceMs: number, keepFor: string | null): Promise<Revocation> {
-    await this.run(revokeSql(this.table), [election, graceMs, tombstoneHolder(graceMs), this.channel, keepFor], election);
+  /** `leaseMs`: how long a fence lasts at least, where the row was written by another server (see `revokeSql`). */
+  private async revoke(election: string, graceMs: number, keepFor: string | null, leaseMs: number): Promise<Revocation> {
+    await this.run(revokeSql(this.table), [election, graceMs, tombstoneHolder(graceMs), this.channel, keepFor, leaseMs], election);
     const row = leaseRowsByName(await this.run(readRowSql(this.table), [election], election)).get(election);
     if (!isLiveLease(row)) return { kind: 'free' };
     if (isTombstone(row.holder)) {

@@ -13,6 +13,8 @@
  * unlike MySQL the order of the assignments does not matter.
  */
 
+import { ME, ME_CTE, fenceColumns, foreignRow } from './postgres-fence-sql';
+
 /** The table's name as SQL: both parts validated lowercase identifiers (postgres-options.ts), quoted as well. */
 export function qualified(table: string, schema: string | null): string {
   return schema === null ? `"${table}"` : `"${schema}"."${table}"`;
@@ -37,8 +39,17 @@ export function schemaSql(t: string): string {
   holder_value text NULL,
   term_started_at timestamptz NULL,
   renewed_at timestamptz NULL,
-  transitions bigint NOT NULL DEFAULT 0
+  transitions bigint NOT NULL DEFAULT 0,
+  written_by text COLLATE "C" NULL
 )`;
+}
+
+/** Whether the table has the `written_by` column (tables made before it existed do not). Parameter: the table's name as SQL. */
+export const hasWrittenBySql = `SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'written_by' AND NOT attisdropped`;
+
+/** Adds `written_by` to a table made before it existed (NULL in every row: not fenced, see postgres-fence-sql.ts). */
+export function addWrittenBySql(t: string): string {
+  return `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS written_by text COLLATE "C" NULL`;
 }
 
 /**
@@ -56,7 +67,9 @@ export function schemaSql(t: string): string {
  *   latest version, after the wait for its lock); `term` then goes up by one, above `term_floor`
  *   when a migration raised it, and the term's start is recorded;
  * - a live holder campaigning again keeps its term and gets its lease extended;
- * - an instance adopts, same term, a lease forced to its bare candidate id.
+ * - an instance adopts, same term, a lease forced to its bare candidate id;
+ * - a row another server wrote is fenced instead (postgres-fence-sql.ts): nothing is granted,
+ *   and RETURNING reports the fence, a tombstone, so the candidate stays a follower until it ends.
  * Skipping a row never grants anything: a lease seen live in the snapshot was live when read,
  * and a follower told so looks again at its end, or at once when a release wakes it.
  */
@@ -66,15 +79,19 @@ export function campaignSql(t: string): string {
   // use). Later rows of the batch see this same instant, a little early for them: a lease is then
   // judged live a little longer and granted from a little earlier, never the other way round.
   const now = `(SELECT now FROM c)`;
+  // A row another server wrote is fenced, never granted nor extended (postgres-fence-sql.ts).
+  const fenced = foreignRow('l');
+  const fence = fenceColumns('l', now, '(excluded.expires_at - excluded.renewed_at)');
   const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= ${now})`;
   // An instance id is "<candidate> <nonce>" and a candidate id holds no space, so the instance's
   // bare candidate id is the part before the first space.
   const ours = `(${free} OR l.holder = excluded.holder OR l.holder = split_part(excluded.holder, ' ', 1))`;
   // The lease asked for travels in the proposed row as expires_at - renewed_at.
   const ends = `${now} + (excluded.expires_at - excluded.renewed_at)`;
-  // Held by somebody else in the snapshot: a live lease (or tombstone) not ours nor our bare id.
-  const other = `(l.holder IS NOT NULL AND l.expires_at > r.now AND l.holder <> r.holder AND l.holder <> split_part(r.holder, ' ', 1))`;
-  return `WITH r AS (
+  // Held by somebody else in the snapshot: a live lease (or tombstone) not ours nor our bare id,
+  // on a row this server wrote (a foreign row goes to the upsert, to be fenced).
+  const other = `(l.holder IS NOT NULL AND l.expires_at > r.now AND l.holder <> r.holder AND l.holder <> split_part(r.holder, ' ', 1) AND NOT ${foreignRow('l')})`;
+  return `WITH ${ME_CTE}, r AS (
   SELECT name, holder, lease_ms, value, clock_timestamp() AS now
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS r(name, holder, lease_ms, value)
 ), s AS (
@@ -83,19 +100,21 @@ export function campaignSql(t: string): string {
   FROM r LEFT JOIN ${t} AS l ON l.name = r.name
 ), c AS MATERIALIZED (SELECT clock_timestamp() AS now),
 i AS (
-  INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions)
-  SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1 FROM s WHERE NOT other
+  INSERT INTO ${t} AS l (name, holder, term, expires_at, holder_value, term_started_at, renewed_at, transitions, written_by)
+  SELECT name, holder, 1, now + lease_ms * ${MS}, value, now, now, 1, ${ME} FROM s WHERE NOT other
   -- One order of rows in every process (byte order, as the table's names): two batches locking
   -- overlapping rows in opposite orders could deadlock (40P01, reported BACKEND_UNAVAILABLE and retried).
   ORDER BY name COLLATE "C"
   ON CONFLICT (name) DO UPDATE SET
-    term = CASE WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
-    transitions = CASE WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
-    term_started_at = CASE WHEN ${free} THEN ${now} ELSE l.term_started_at END,
-    renewed_at = CASE WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
-    holder_value = CASE WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
-    holder = CASE WHEN ${ours} THEN excluded.holder ELSE l.holder END,
-    expires_at = CASE WHEN ${ours} THEN ${ends} ELSE l.expires_at END
+    term = CASE WHEN ${fenced} THEN l.term WHEN ${free} THEN greatest(l.term, l.term_floor) + 1 ELSE l.term END,
+    term_floor = CASE WHEN ${fenced} THEN ${fence.termFloor} ELSE l.term_floor END,
+    transitions = CASE WHEN ${fenced} THEN l.transitions WHEN ${free} THEN l.transitions + 1 ELSE l.transitions END,
+    term_started_at = CASE WHEN ${fenced} THEN l.term_started_at WHEN ${free} THEN ${now} ELSE l.term_started_at END,
+    renewed_at = CASE WHEN ${fenced} THEN l.renewed_at WHEN ${ours} THEN ${now} ELSE l.renewed_at END,
+    holder_value = CASE WHEN ${fenced} THEN l.holder_value WHEN ${ours} THEN excluded.holder_value ELSE l.holder_value END,
+    holder = CASE WHEN ${fenced} THEN ${fence.holder} WHEN ${ours} THEN excluded.holder ELSE l.holder END,
+    expires_at = CASE WHEN ${fenced} THEN ${fence.expiresAt} WHEN ${ours} THEN ${ends} ELSE l.expires_at END,
+    written_by = CASE WHEN ${fenced} THEN ${fence.writtenBy} WHEN ${ours} THEN ${ME} ELSE l.written_by END
   RETURNING l.name, l.holder, l.term, ${REMAINING_US('l.expires_at')} AS remaining_us
 )
 SELECT name, holder, term, remaining_us FROM i
@@ -105,7 +124,8 @@ SELECT name, current, term, ${REMAINING_US('expires_at')} FROM s WHERE other`;
 
 /**
  * Extends many leases at once (batched renewal): only rows whose holder and term are still the
- * ones asked for and whose lease has not run out. Never creates a row or a lease. The clock is
+ * ones asked for and whose lease has not run out, and that no other server wrote (those are
+ * fenced instead, whoever holds them: postgres-fence-sql.ts). Never creates a row or a lease. The clock is
  * read once, before any row lock is waited for: a row that changed meanwhile is tested again
  * (holder and term) against its new version, so an earlier instant can only grant a lease from
  * a little earlier, never extend one that another candidate took. Parameters:
@@ -124,22 +144,32 @@ SELECT name, current, term, ${REMAINING_US('expires_at')} FROM s WHERE other`;
  * the batch lost).
  */
 export function renewSql(t: string): string {
-  return `WITH r AS (
+  const fence = fenceColumns('l', 'n.now', `r.lease_ms * ${MS}`);
+  const fenced = foreignRow('l');
+  const renewal = `(l.holder = r.holder AND l.term = r.term AND l.expires_at > n.now)`;
+  return `WITH ${ME_CTE}, r AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS r(name, holder, term, lease_ms)
 ), u AS (
-  UPDATE ${t} AS l SET renewed_at = n.now, expires_at = n.now + r.lease_ms * ${MS}
+  UPDATE ${t} AS l SET
+    renewed_at = CASE WHEN ${fenced} THEN l.renewed_at ELSE n.now END,
+    expires_at = CASE WHEN ${fenced} THEN ${fence.expiresAt} ELSE n.now + r.lease_ms * ${MS} END,
+    holder = CASE WHEN ${fenced} THEN ${fence.holder} ELSE l.holder END,
+    term_floor = CASE WHEN ${fenced} THEN ${fence.termFloor} ELSE l.term_floor END,
+    written_by = ${ME}
   FROM r, (SELECT clock_timestamp() AS now) n
-  WHERE l.name = r.name AND l.holder = r.holder AND l.term = r.term AND l.expires_at > n.now
-  RETURNING l.name, l.holder, l.term
+  WHERE l.name = r.name AND (${renewal} OR ${fenced})
+  -- A fenced row's holder is the tombstone, never an instance id: it is not renewed.
+  RETURNING l.name, l.holder, l.term, l.holder = r.holder AS renewed
 ), x AS (
   SELECT name COLLATE "C" AS name, holder COLLATE "C" AS holder, term FROM r
   EXCEPT
-  SELECT name, holder, term FROM u
+  SELECT name, holder, term FROM u WHERE renewed
 )
-SELECT NULL::text AS name, NULL::text AS asked, NULL::bigint AS token, NULL::text AS current, (SELECT count(*) FROM u) AS renewed
+SELECT NULL::text AS name, NULL::text AS asked, NULL::bigint AS token, NULL::text AS current, (SELECT count(*) FROM u WHERE renewed) AS renewed
 UNION ALL
-SELECT x.name, x.holder, x.term, CASE WHEN c.expires_at > clock_timestamp() THEN c.holder END, NULL
-FROM x LEFT JOIN ${t} c ON c.name = x.name`;
+-- The table as the statement's snapshot saw it, unless this statement fenced the row.
+SELECT x.name, x.holder, x.term, CASE WHEN f.name IS NOT NULL THEN f.holder WHEN c.expires_at > clock_timestamp() THEN c.holder END, NULL
+FROM x LEFT JOIN ${t} c ON c.name = x.name LEFT JOIN u f ON f.name = x.name AND NOT f.renewed`;
 }
 
 /**
@@ -171,17 +201,25 @@ SELECT name, CASE WHEN $5::text IS NOT NULL THEN pg_notify($5::text, name) END A
  * refused and campaigns stay followers until then; a tombstone already there (another admin's)
  * is made to live `$2` ms past the end of the lease it revoked, if it would not. `$3` is the
  * tombstone's holder, `$4` the wake-up channel (or null), `$5` a candidate whose lease (bare or
- * any instance of it) is left alone (or null).
+ * any instance of it) is left alone (or null), `$6` the lease the admin would install, ms. A row
+ * another server wrote is fenced first (postgres-fence-sql.ts), then revoked like any
+ * tombstone: `$2` ms past the fence's end.
  */
 export function revokeSql(t: string): string {
-  return `WITH u AS (
-  UPDATE ${t} SET
-    expires_at = CASE WHEN ${TOMB('holder')} THEN expires_at + ($2 - ${GRACE('holder')}) * ${MS} ELSE expires_at + $2 * ${MS} END,
-    holder = $3
-  WHERE name = $1 AND holder IS NOT NULL AND expires_at > clock_timestamp() AND (
-    (NOT ${TOMB('holder')} AND ($5::text IS NULL OR (holder <> $5 AND split_part(holder, ' ', 1) <> $5)))
-    OR (${TOMB('holder')} AND ${GRACE('holder')} < $2))
-  RETURNING name
+  const fenced = foreignRow('r');
+  const fence = fenceColumns('r', 'n.now', `$6 * ${MS}`);
+  return `WITH ${ME_CTE}, u AS (
+  UPDATE ${t} AS r SET
+    expires_at = CASE WHEN ${fenced} THEN ${fence.expiresAt} + $2 * ${MS}
+      WHEN ${TOMB('r.holder')} THEN r.expires_at + ($2 - ${GRACE('r.holder')}) * ${MS} ELSE r.expires_at + $2 * ${MS} END,
+    holder = $3,
+    term_floor = CASE WHEN ${fenced} THEN ${fence.termFloor} ELSE r.term_floor END,
+    written_by = ${ME}
+  FROM (SELECT clock_timestamp() AS now) n
+  WHERE r.name = $1 AND (${fenced} OR (r.holder IS NOT NULL AND r.expires_at > n.now AND (
+    (NOT ${TOMB('r.holder')} AND ($5::text IS NULL OR (r.holder <> $5 AND split_part(r.holder, ' ', 1) <> $5)))
+    OR (${TOMB('r.holder')} AND ${GRACE('r.holder')} < $2))))
+  RETURNING r.name
 )
 SELECT name, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END AS notified FROM u`;
 }
@@ -196,25 +234,32 @@ export function readRowSql(t: string): string {
  * whose revoked lease has ended on the server's clock; answers the new term, or no row. Never a
  * DELETE + INSERT (the term would restart): the new term is above every earlier one and the
  * floor. Wakes followers on `$4` (or nobody when null), so the forced candidate adopts at once.
+ * A row another server wrote is fenced instead (postgres-fence-sql.ts): no row, and the next
+ * attempt waits for the fence.
  */
 export function installSql(t: string): string {
   const free = `(l.holder IS NULL OR l.expires_at IS NULL OR l.expires_at <= excluded.renewed_at)`;
   const ended = `(${TOMB('l.holder')} AND l.expires_at - ${GRACE('l.holder')} * ${MS} <= excluded.renewed_at)`;
-  return `WITH i AS (
-  INSERT INTO ${t} AS l (name, holder, term, expires_at, term_started_at, renewed_at, transitions)
-  SELECT $1, $2, 1, now + $3 * ${MS}, now, now, 1 FROM (SELECT clock_timestamp() AS now) n
+  const fenced = foreignRow('l');
+  const fence = fenceColumns('l', 'excluded.renewed_at', `$3 * ${MS}`);
+  const unlessFenced = (column: string, value: string) => `${column} = CASE WHEN ${fenced} THEN l.${column} ELSE ${value} END`;
+  return `WITH ${ME_CTE}, i AS (
+  INSERT INTO ${t} AS l (name, holder, term, expires_at, term_started_at, renewed_at, transitions, written_by)
+  SELECT $1, $2, 1, now + $3 * ${MS}, now, now, 1, ${ME} FROM (SELECT clock_timestamp() AS now) n
   ON CONFLICT (name) DO UPDATE SET
-    term = greatest(l.term, l.term_floor) + 1,
-    transitions = l.transitions + 1,
-    term_started_at = excluded.renewed_at,
-    renewed_at = excluded.renewed_at,
-    holder_value = NULL,
-    holder = excluded.holder,
-    expires_at = excluded.expires_at
-  WHERE ${free} OR ${ended}
-  RETURNING l.name, l.term
+    ${unlessFenced('term', 'greatest(l.term, l.term_floor) + 1')},
+    ${unlessFenced('transitions', 'l.transitions + 1')},
+    ${unlessFenced('term_started_at', 'excluded.renewed_at')},
+    ${unlessFenced('renewed_at', 'excluded.renewed_at')},
+    ${unlessFenced('holder_value', 'NULL')},
+    holder = CASE WHEN ${fenced} THEN ${fence.holder} ELSE excluded.holder END,
+    expires_at = CASE WHEN ${fenced} THEN ${fence.expiresAt} ELSE excluded.expires_at END,
+    term_floor = CASE WHEN ${fenced} THEN ${fence.termFloor} ELSE l.term_floor END,
+    written_by = ${ME}
+  WHERE ${free} OR ${ended} OR ${fenced}
+  RETURNING l.name, l.term, l.holder
 )
-SELECT term, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END AS notified FROM i`;
+SELECT term, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END AS notified FROM i WHERE holder = $2`;
 }
 
 /**
@@ -223,7 +268,8 @@ SELECT term, CASE WHEN $4::text IS NOT NULL THEN pg_notify($4::text, name) END A
  * hands. Creates the row if the election has none yet.
  */
 export function raiseFloorSql(t: string): string {
-  return `INSERT INTO ${t} AS l (name, holder, term, term_floor, expires_at) VALUES ($1, NULL, 0, $2, NULL)
+  return `WITH ${ME_CTE}
+INSERT INTO ${t} AS l (name, holder, term, term_floor, expires_at, written_by) SELECT $1, NULL, 0, $2, NULL, ${ME}
 ON CONFLICT (name) DO UPDATE SET term_floor = greatest(l.term_floor, excluded.term_floor)`;
 }
 

@@ -5,3 +5,4 @@
 export { startPostgres } from './postgres-server';
 export type { PostgresServer, StartPostgresOptions } from './postgres-server';
 export { postgresKit } from './postgres-kit';
+export type { PostgresReplicatedEnvironment } from './postgres-replicated-environment';

@@ -38,6 +38,12 @@ export interface StartPostgresOptions {
    * (`scram-sha-256` in pg_hba.conf), as on a production server; default: trust, no password.
    */
   password?: string;
+  /**
+   * Make the server a streaming standby of the primary on 127.0.0.1:<port> instead of a new
+   * cluster: its data directory is a `pg_basebackup -R` of that primary, so it replicates from
+   * that port (a proxy in front of the primary, to stall the link). Not with `password`.
+   */
+  standbyOf?: number;
 }
 
 /**
@@ -68,7 +74,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     auth.push('--auth-host=scram-sha-256', `--pwfile=${pwfile}`);
   }
   try {
-    await run(join(binDir, 'initdb'), ['-D', datadir, ...auth, '-U', 'root', '--no-sync', '-E', 'UTF8', '--no-instructions'], {
+    if (options.standbyOf !== undefined) {
+      // -c fast: no wait for a spread checkpoint; -R: standby.signal and primary_conninfo.
+      await run(join(binDir, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(options.standbyOf), '-U', 'root', '-D', datadir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'], {
+        ...as,
+        timeout: startTimeoutMs,
+      });
+    } else await run(join(binDir, 'initdb'), ['-D', datadir, ...auth, '-U', 'root', '--no-sync', '-E', 'UTF8', '--no-instructions'], {
       ...as,
       timeout: startTimeoutMs,
     });
@@ -86,6 +98,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     '-c', 'max_connections=300',
     '-c', 'shared_buffers=16MB',
     ...(options.statStatements ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+    // A standby whose first attempt to stream failed tries again after this (default 5 s).
+    ...(options.standbyOf !== undefined ? ['-c', 'wal_retrieve_retry_interval=200ms'] : []),
   ];
   let child: ChildProcess | null = null;
   let stopped = false;
@@ -123,6 +137,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       await new Promise((r) => setTimeout(r, 200));
     }
     await query(port, password, 'postgres', `SELECT 1`);
+    // A standby has its primary's databases, and takes no writes.
+    if (options.standbyOf !== undefined) return;
     const exists = await query(port, password, 'postgres', `SELECT 1 FROM pg_database WHERE datname = 'test'`);
     if (exists === 0) await query(port, password, 'postgres', 'CREATE DATABASE test');
     if (options.statStatements) await query(port, password, 'test', 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
