@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
 import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/internal';
@@ -5,6 +6,7 @@ import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import { refusalOf } from './redis-refusals';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
+import { ReplicaAcks, replicaAckTimeoutMs, type AckRequest } from './redis-replica-acks';
 
 const KIND = 'redis';
 
@@ -17,6 +19,8 @@ export interface ScriptCall {
   args: Array<string | number>;
   /** For error messages. */
   election?: string;
+  /** Set on writes that give or keep leadership: they count once the master's replicas acknowledge them. */
+  acknowledge?: AckRequest;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -66,6 +70,8 @@ export class RedisNode {
   private refusal: Error | null = null;
   /** Set when the server refused the URL's database: every call fails with it. */
   private dbError: ConclaveError | null = null;
+  /** How many replicas must acknowledge a leadership write on this connection. */
+  private readonly replicas: ReplicaAcks;
 
   constructor(
     source: NodeSource,
@@ -94,8 +100,11 @@ export class RedisNode {
     } else {
       this.client = source.client;
     }
+    this.replicas = new ReplicaAcks(options.minReplicas);
     this.client.on('ready', () => {
       this.refusal = null;
+      // Sentinel may have led this connection to another master.
+      this.replicas.reconnected();
     });
     this.owned = source.owned;
     this.batcher = new TickBatcher((calls) => this.flush(calls));
@@ -293,6 +302,7 @@ export class RedisNode {
 
   private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
     await this.ready(calls[0]?.election);
+    if (this.replicas.identityDue() && calls.some((c) => c.acknowledge)) await this.identifyMaster(calls[0]?.election);
     const replies = await this.exec(calls, false);
     // NOSCRIPT: the server forgot the scripts (restart, SCRIPT FLUSH). Nothing ran for those
     // calls, so sending them again with EVAL is safe.
@@ -315,11 +325,55 @@ export class RedisNode {
       if (withSource) pipeline.eval(script.source, keys.length, ...keys, ...args);
       else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
     }
+    // WAIT right after the scripts, in the same round trip: it covers every earlier write of this
+    // connection, and blocks only this connection (it cannot run inside a script).
+    const acked = calls.filter((c) => c.acknowledge);
+    const required = acked.length > 0 ? this.replicas.required() : 0;
+    const waitMs = required > 0 ? Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs))) : 0;
+    if (required > 0) pipeline.call('WAIT', String(required), String(waitMs));
+    const reread = acked.length > 0 && this.replicas.rereadDue(performance.now());
+    if (reread) pipeline.call('INFO', 'replication');
     const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
       this.unavailable(`no answer within ${this.options.commandTimeoutMs} ms`, calls[0]?.election),
     );
     if (!results) throw this.unavailable('the pipeline was not sent', calls[0]?.election);
-    return results.map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+    if (reread) {
+      const [err, info] = results[results.length - 1]!;
+      if (!err) this.replicas.raise(info);
+    }
+    const outcomes: Outcome[] = results
+      .slice(0, calls.length)
+      .map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+    if (required === 0) return outcomes;
+    const [waitErr, waitReply] = results[calls.length]!;
+    const count = waitErr ? 0 : Number(waitReply);
+    if (count >= required) return outcomes;
+    return outcomes.map((outcome, i) => {
+      const ack = calls[i]!.acknowledge;
+      if (!outcome.ok || !ack || !ack.needed(outcome.value)) return outcome;
+      const why = waitErr ? `WAIT failed: ${messageOf(waitErr) ?? String(waitErr)}` : `within ${waitMs} ms`;
+      return {
+        ok: false as const,
+        error: new ConclaveError(
+          'BACKEND_UNAVAILABLE',
+          `${this.label}: ${count} of ${required} replicas acknowledged the ${ack.what} ${why}, so it does not count (${this.replicas.describe()})`,
+          { backend: KIND, election: calls[i]!.election },
+        ),
+      };
+    });
+  }
+
+  /** Reads which master this connection reached and how many replicas it has (`'auto'`). */
+  private async identifyMaster(election?: string): Promise<void> {
+    const pipeline = this.client.pipeline();
+    pipeline.call('INFO', 'server');
+    pipeline.call('INFO', 'replication');
+    const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
+      this.unavailable(`no answer to INFO within ${this.options.commandTimeoutMs} ms`, election),
+    );
+    if (!results) throw this.unavailable('the pipeline was not sent', election);
+    const [[serverErr, server], [replicationErr, replication]] = results as Array<[Error | null, unknown]>;
+    this.replicas.identify(serverErr ? null : server, replicationErr ? null : replication);
   }
 
   /**
