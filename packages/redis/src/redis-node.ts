@@ -302,7 +302,7 @@ export class RedisNode {
 
   private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
     await this.ready(calls[0]?.election);
-    if (this.replicas.identityDue() && calls.some((c) => c.acknowledge)) await this.identifyMaster(calls[0]?.election);
+    if (calls.some((c) => c.acknowledge)) await this.lookForReplicas(calls[0]?.election);
     const replies = await this.exec(calls, false);
     // NOSCRIPT: the server forgot the scripts (restart, SCRIPT FLUSH). Nothing ran for those
     // calls, so sending them again with EVAL is safe.
@@ -328,9 +328,10 @@ export class RedisNode {
     // WAIT right after the scripts, in the same round trip: it covers every earlier write of this
     // connection, and blocks only this connection (it cannot run inside a script).
     const acked = calls.filter((c) => c.acknowledge);
-    const required = acked.length > 0 ? this.replicas.required() : 0;
-    const waitMs = required > 0 ? Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs))) : 0;
+    let required = acked.length > 0 ? this.replicas.required() : 0;
+    let waitMs = required > 0 ? Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs))) : 0;
     if (required > 0) pipeline.call('WAIT', String(required), String(waitMs));
+    // Replicas that joined since the last look raise the bar (at most once a second).
     const reread = acked.length > 0 && this.replicas.rereadDue(performance.now());
     if (reread) pipeline.call('INFO', 'replication');
     const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
@@ -344,9 +345,23 @@ export class RedisNode {
     const outcomes: Outcome[] = results
       .slice(0, calls.length)
       .map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
-    if (required === 0) return outcomes;
-    const [waitErr, waitReply] = results[calls.length]!;
-    const count = waitErr ? 0 : Number(waitReply);
+    const needing = outcomes.some((o, i) => o.ok && calls[i]!.acknowledge?.needed(o.value));
+    if (!needing) return outcomes;
+    let waitErr: Error | null = null;
+    let count = Infinity;
+    if (required > 0) {
+      const [err, reply] = results[calls.length]!;
+      waitErr = err;
+      count = err ? 0 : Number(reply);
+    }
+    const raised = this.replicas.required();
+    if (raised > required) {
+      // A replica joined since this batch was sent: these writes must reach it too.
+      required = raised;
+      waitMs = Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs)));
+      count = await this.waitForReplicas(required, waitMs);
+      waitErr = null;
+    }
     if (count >= required) return outcomes;
     return outcomes.map((outcome, i) => {
       const ack = calls[i]!.acknowledge;
@@ -363,8 +378,13 @@ export class RedisNode {
     });
   }
 
-  /** Reads which master this connection reached and how many replicas it has (`'auto'`). */
-  private async identifyMaster(election?: string): Promise<void> {
+  /**
+   * `'auto'`, before the first batch with leadership writes on a connection: which master it
+   * reached and how many replicas that master has (`INFO server`, `INFO replication`). Later looks
+   * ride on the batches themselves (`exec`).
+   */
+  private async lookForReplicas(election?: string): Promise<void> {
+    if (!this.replicas.identityDue()) return;
     const pipeline = this.client.pipeline();
     pipeline.call('INFO', 'server');
     pipeline.call('INFO', 'replication');
@@ -372,8 +392,15 @@ export class RedisNode {
       this.unavailable(`no answer to INFO within ${this.options.commandTimeoutMs} ms`, election),
     );
     if (!results) throw this.unavailable('the pipeline was not sent', election);
-    const [[serverErr, server], [replicationErr, replication]] = results as Array<[Error | null, unknown]>;
-    this.replicas.identify(serverErr ? null : server, replicationErr ? null : replication);
+    const [server, replication] = (results as Array<[Error | null, unknown]>).map(([err, value]) => (err ? null : value));
+    this.replicas.identify(server, replication);
+  }
+
+  /** `WAIT` alone, for writes already sent on this connection: how many replicas acknowledged them (0 on an error). */
+  private async waitForReplicas(required: number, waitMs: number): Promise<number> {
+    const results = await this.command(['WAIT', String(required), String(waitMs)]).catch(() => null);
+    const [err, count] = results?.[0] ?? [new Error('no reply'), 0];
+    return err ? 0 : Number(count);
   }
 
   /**
