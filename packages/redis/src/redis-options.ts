@@ -98,8 +98,8 @@ export interface RedisBackendOptions {
    * a leader steps down at its deadline and a candidate does not lead. This is what stops a
    * deposed master (a graceful failover, a master cut off from Sentinel) from confirming its old
    * leader while a promoted replica elects another.
-   * - `'auto'` (default): the replicas the master reports connected (`INFO replication`
-   *   `connected_slaves`) when the backend first reaches it, read again on reaching another master
+   * - `'auto'` (default): the replicas the master reports online (`INFO replication`, replicas
+   *   in `state=online`) when the backend first reaches it, read again on reaching another master
    *   (a failover), and raised — never lowered — while it stays on the same one as replicas join.
    * - a number: exactly that many; 0 = no `WAIT` (a single server without replicas).
    * The trade: a replica lost for good holds back renewals and new terms until it is back or

@@ -25,15 +25,26 @@ export function replicaAckTimeoutMs(leaseMs: number, commandTimeoutMs: number): 
   return Math.max(1, Math.min(Math.floor(leaseMs / 10), Math.floor(commandTimeoutMs / 2)));
 }
 
-/** A field of an `INFO` reply (`connected_slaves`, `run_id`), or null. */
+/** A field of an `INFO` reply (`run_id`), or null. */
 export function infoField(info: unknown, field: string): string | null {
   if (typeof info !== 'string') return null;
   return new RegExp(`^${field}:(\\S+)`, 'm').exec(info)?.[1] ?? null;
 }
 
 /**
+ * The replicas an `INFO replication` reply lists as `state=online`, or NaN when it is no such
+ * reply. `connected_slaves` also counts replicas still waiting for or loading their first full
+ * copy, which cannot acknowledge anything yet: counting them would refuse every write until the
+ * copy is done (seconds, with the default `repl-diskless-sync-delay` of 5 s).
+ */
+export function onlineReplicas(info: unknown): number {
+  if (typeof info !== 'string' || !/^connected_slaves:/m.test(info)) return NaN;
+  return (info.match(/^slave\d+:.*\bstate=online\b/gm) ?? []).length;
+}
+
+/**
  * How many replicas must acknowledge, per connection. A fixed count, or `'auto'`: the replicas the
- * master had connected when this backend reached it (`INFO replication`), read again on reaching
+ * master had online when this backend reached it (`INFO replication`), read again on reaching
  * another master (its `run_id` differs: a failover), and raised, never lowered, while on the same
  * master — a master cut off from its replicas must not lower its own bar.
  */
@@ -68,7 +79,7 @@ export class ReplicaAcks {
   /** From `INFO server` and `INFO replication` of the master now connected. */
   identify(server: unknown, replication: unknown): void {
     const runId = infoField(server, 'run_id');
-    const connected = Number(infoField(replication, 'connected_slaves') ?? NaN);
+    const connected = onlineReplicas(replication);
     this.identified = true;
     this.readAt = performance.now();
     if (!Number.isSafeInteger(connected)) return; // INFO refused: keep what is known
@@ -85,7 +96,7 @@ export class ReplicaAcks {
   /** From `INFO replication` read on the same connection: only raises the bar. */
   raise(replication: unknown): void {
     this.readAt = performance.now();
-    const connected = Number(infoField(replication, 'connected_slaves') ?? NaN);
+    const connected = onlineReplicas(replication);
     if (Number.isSafeInteger(connected) && connected > this.bar) this.bar = connected;
   }
 }

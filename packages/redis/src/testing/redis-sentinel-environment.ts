@@ -15,6 +15,8 @@ export const SENTINEL_DOWN_AFTER_MS = 1000;
 export const SENTINEL_FAILOVER_TIMEOUT_MS = 3000;
 /** Sentinel's own work after it judged the master down: electing itself, promoting, seeing the promotion (its INFO once a second). */
 const SENTINEL_PROMOTION_MS = 2000;
+/** A replica's first copy starts at once (the default waits 5 s for more replicas to share it). */
+const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
 /** Longest wait for a switch, or for a replica to be back and known to Sentinel, ms. */
 const WAIT_MS = 60_000;
 
@@ -40,9 +42,9 @@ export async function startRedisSentinelEnvironment(leaseMs: number): Promise<Fa
   const dir = await mkdtemp(join(tmpdir(), 'conclave-redis-sentinel-'));
   const started: Array<{ kill(): Promise<void> }> = [];
   try {
-    const master = await RedisServer.start();
+    const master = await RedisServer.start({ args: SERVER_ARGS });
     started.push(master);
-    const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    const replica = await RedisServer.start({ args: [...SERVER_ARGS, '--replicaof', '127.0.0.1', String(master.port)] });
     started.push(replica);
     await pollUntil(() => caughtUp(master.port, replica.port), WAIT_MS, 'the replica to sync');
     const sentinel = await SentinelServer.start({
@@ -192,7 +194,7 @@ class SentinelPair {
     await old.kill();
     this.retired.delete(old);
     if (this.closed) return;
-    const fresh = await RedisServer.start({ port: old.port, args: ['--replicaof', '127.0.0.1', String(this.master.port)] });
+    const fresh = await RedisServer.start({ port: old.port, args: [...SERVER_ARGS, '--replicaof', '127.0.0.1', String(this.master.port)] });
     if (this.closed) {
       await fresh.kill();
       return;
