@@ -66,10 +66,13 @@ describe('redis with a replica and Sentinel: failovers', () => {
           : Promise.resolve();
         const record = await c.env.failover!(scenario.kind);
         await restart;
-        // Watch until a leader has worked after the switch, and half a lease beyond.
+        // Watch until a leader has worked after the switch, and for three leases after the switch
+        // (or the restart): time for the promoted master's fence to end and a candidate on it to
+        // be elected while the old master, deposed but writable, may still confirm its leader.
         const bound = record.switchMs + 2 * LEASE_MS + RECOVERY_SLACK_MS;
         expect(await c.waitForLeader(bound + 10_000, faultAt + record.switchMs)).not.toBeNull();
-        await delay(LEASE_MS / 2);
+        const watchUntil = faultAt + Math.max(record.switchMs, scenario.restartFollowerAfterMs ?? 0) + 3 * LEASE_MS;
+        await delay(Math.max(LEASE_MS / 2, watchUntil - monotonicMs()));
         const endAt = monotonicMs();
         await c.stopCandidates();
 
