@@ -63,7 +63,7 @@ export class ReplicaAcks {
 
   /** Says how the bar was set, for messages. */
   describe(): string {
-    return this.mode === 'auto' ? `minReplicas 'auto': the replicas this master had connected` : `minReplicas ${this.mode}`;
+    return this.mode === 'auto' ? `minReplicas 'auto': the replicas this master had online` : `minReplicas ${this.mode}`;
   }
 
   /** The connection was (re)made: it may lead to another master. */
