@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 async function startReplica(masterPort: number, port?: number): Promise<RedisServer> {
-  const server = await RedisServer.start({ ...(port ? { port } : {}), args: ['--replicaof', '127.0.0.1', String(masterPort)] });
+  const server = await RedisServer.start({ ...(port ? { port } : {}), args: ['--repl-diskless-load', 'swapdb', '--replicaof', '127.0.0.1', String(masterPort)] });
   // Synced: the master counts it online and it acknowledges the master's writes.
   await waitFor(async () => Number(await adminCall(masterPort, 'WAIT', '1', '200')) >= 1, 15_000, 'the replica to sync');
   return server;

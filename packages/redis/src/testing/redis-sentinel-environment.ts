@@ -15,8 +15,11 @@ export const SENTINEL_DOWN_AFTER_MS = 1000;
 export const SENTINEL_FAILOVER_TIMEOUT_MS = 3000;
 /** Sentinel's own work after it judged the master down: electing itself, promoting, seeing the promotion (its INFO once a second). */
 const SENTINEL_PROMOTION_MS = 2000;
-/** A replica's first copy starts at once (the default waits 5 s for more replicas to share it). */
-const SERVER_ARGS = ['--repl-diskless-sync-delay', '0'];
+/**
+ * A replica's first copy starts at once (the default waits 5 s for more replicas to share it), and
+ * is loaded from the socket rather than through a file in the working directory.
+ */
+const SERVER_ARGS = ['--repl-diskless-sync-delay', '0', '--repl-diskless-load', 'swapdb'];
 /** Longest wait for a switch, or for a replica to be back and known to Sentinel, ms. */
 const WAIT_MS = 60_000;
 
