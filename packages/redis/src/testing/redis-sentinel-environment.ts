@@ -144,7 +144,9 @@ class SentinelPair {
 
   private async failover(kind: FailoverKind): Promise<FailoverRecord> {
     await this.restoring;
-    await pollUntil(() => this.readyForFailover(), WAIT_MS, 'a replica ready for the next failover');
+    await pollUntil(() => this.readyForFailover(), WAIT_MS, 'a replica ready for the next failover').catch(async (err: Error) => {
+      throw new Error(`${err.message}; ${await this.describe()}`);
+    });
     // Sentinel fails the same master over again only twice its failover-timeout after the last start.
     const again = this.lastFailoverAt + 2 * SENTINEL_FAILOVER_TIMEOUT_MS + 250 - performance.now();
     if (again > 0) await delay(again);
@@ -204,6 +206,19 @@ class SentinelPair {
     }
     this.replica = fresh;
     await pollUntil(() => caughtUp(this.master.port, fresh.port), WAIT_MS, 'the restarted server to sync', () => this.closed);
+  }
+
+  /** What the servers and Sentinel say now, for the message of a failed wait. */
+  private async describe(): Promise<string> {
+    const safe = (p: Promise<unknown>) => p.then(String, (e: Error) => `(${e.message})`);
+    const master = sentinelRecord(await adminCall(this.sentinel.port, 'SENTINEL', 'MASTER', SENTINEL_MASTER_NAME).catch(() => []));
+    const replicas = ((await adminCall(this.sentinel.port, 'SENTINEL', 'REPLICAS', SENTINEL_MASTER_NAME).catch(() => [])) as unknown[]).map(sentinelRecord);
+    const replica = this.replica;
+    return [
+      `master ${this.master.port} (Sentinel: port ${master.port}, flags ${master.flags})`,
+      `replica ${replica ? replica.port : 'none'}${replica ? ` (role ${await safe(infoField(replica.port, 'replication', 'role'))}, link ${await safe(infoField(replica.port, 'replication', 'master_link_status'))}, master port ${await safe(infoField(replica.port, 'replication', 'master_port'))})` : ''}`,
+      `Sentinel's replicas: ${replicas.map((r) => `${r.port} ${r.flags} link ${r['master-link-status']}`).join(', ') || 'none'}`,
+    ].join('; ');
   }
 
   private async sentinelMasterPort(): Promise<number | null> {
