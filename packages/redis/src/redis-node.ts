@@ -25,6 +25,9 @@ export interface ScriptCall {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** Longest rate at which unacknowledged writes make a Sentinel client look for the master again, ms. */
+const SENTINEL_ASK_EVERY_MS = 1000;
+
 // Reply errors that mean "this server cannot serve now" rather than "the request is wrong".
 const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MISCONF)\b/;
 
@@ -72,6 +75,8 @@ export class RedisNode {
   private dbError: ConclaveError | null = null;
   /** How many replicas must acknowledge a leadership write on this connection. */
   private readonly replicas: ReplicaAcks;
+  /** When an unacknowledged write last made us ask Sentinel for the master again (see `askSentinelAgain`). */
+  private askedSentinelAt = -Infinity;
 
   constructor(
     source: NodeSource,
@@ -363,6 +368,7 @@ export class RedisNode {
       waitErr = null;
     }
     if (count >= required) return outcomes;
+    this.askSentinelAgain();
     return outcomes.map((outcome, i) => {
       const ack = calls[i]!.acknowledge;
       if (!outcome.ok || !ack || !ack.needed(outcome.value)) return outcome;
@@ -394,6 +400,24 @@ export class RedisNode {
     if (!results) throw this.unavailable('the pipeline was not sent', election);
     const [server, replication] = (results as Array<[Error | null, unknown]>).map(([err, value]) => (err ? null : value));
     this.replicas.identify(server, replication);
+  }
+
+  /**
+   * Through Sentinel, a master whose replicas do not acknowledge may have been deposed (a
+   * graceful failover leaves it writable until Sentinel turns it, seconds later; one cut off from
+   * Sentinel, for good): reconnect, so that ioredis asks Sentinel for the master again, rather
+   * than wait for the old master to drop us or for `+switch-master` (which a client cut off from
+   * Sentinel never hears). At most once a second; a master that is still the master is reached
+   * again, its bar kept (same run id).
+   */
+  private askSentinelAgain(): void {
+    const sentinels = (this.client.options as { sentinels?: unknown[] | null }).sentinels;
+    if (!sentinels?.length || this.closed) return;
+    const now = performance.now();
+    if (now - this.askedSentinelAt < SENTINEL_ASK_EVERY_MS) return;
+    this.askedSentinelAt = now;
+    this.client.disconnect(true);
+    this.subscriber?.disconnect(true);
   }
 
   /** `WAIT` alone, for writes already sent on this connection: how many replicas acknowledged them (0 on an error). */
