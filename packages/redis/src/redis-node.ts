@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
 import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/internal';
@@ -5,6 +6,7 @@ import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import { refusalOf } from './redis-refusals';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
 import type { LuaScript } from './redis-scripts';
+import { ReplicaAcks, replicaAckTimeoutMs, type AckRequest } from './redis-replica-acks';
 
 const KIND = 'redis';
 
@@ -17,9 +19,14 @@ export interface ScriptCall {
   args: Array<string | number>;
   /** For error messages. */
   election?: string;
+  /** Set on writes that give or keep leadership: they count once the master's replicas acknowledge them. */
+  acknowledge?: AckRequest;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Longest rate at which unacknowledged writes make a Sentinel client look for the master again, ms. */
+const SENTINEL_ASK_EVERY_MS = 1000;
 
 // Reply errors that mean "this server cannot serve now" rather than "the request is wrong".
 const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MISCONF)\b/;
@@ -66,6 +73,10 @@ export class RedisNode {
   private refusal: Error | null = null;
   /** Set when the server refused the URL's database: every call fails with it. */
   private dbError: ConclaveError | null = null;
+  /** How many replicas must acknowledge a leadership write on this connection. */
+  private readonly replicas: ReplicaAcks;
+  /** When an unacknowledged write last made us ask Sentinel for the master again (see `askSentinelAgain`). */
+  private askedSentinelAt = -Infinity;
 
   constructor(
     source: NodeSource,
@@ -94,8 +105,11 @@ export class RedisNode {
     } else {
       this.client = source.client;
     }
+    this.replicas = new ReplicaAcks(options.minReplicas);
     this.client.on('ready', () => {
       this.refusal = null;
+      // Sentinel may have led this connection to another master.
+      this.replicas.reconnected();
     });
     this.owned = source.owned;
     this.batcher = new TickBatcher((calls) => this.flush(calls));
@@ -293,6 +307,7 @@ export class RedisNode {
 
   private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
     await this.ready(calls[0]?.election);
+    if (calls.some((c) => c.acknowledge)) await this.lookForReplicas(calls[0]?.election);
     const replies = await this.exec(calls, false);
     // NOSCRIPT: the server forgot the scripts (restart, SCRIPT FLUSH). Nothing ran for those
     // calls, so sending them again with EVAL is safe.
@@ -315,11 +330,101 @@ export class RedisNode {
       if (withSource) pipeline.eval(script.source, keys.length, ...keys, ...args);
       else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
     }
+    // WAIT right after the scripts, in the same round trip: it covers every earlier write of this
+    // connection, and blocks only this connection (it cannot run inside a script).
+    const acked = calls.filter((c) => c.acknowledge);
+    let required = acked.length > 0 ? this.replicas.required() : 0;
+    let waitMs = required > 0 ? Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs))) : 0;
+    if (required > 0) pipeline.call('WAIT', String(required), String(waitMs));
+    // Replicas that joined since the last look raise the bar (at most once a second).
+    const reread = acked.length > 0 && this.replicas.rereadDue(performance.now());
+    if (reread) pipeline.call('INFO', 'replication');
     const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
       this.unavailable(`no answer within ${this.options.commandTimeoutMs} ms`, calls[0]?.election),
     );
     if (!results) throw this.unavailable('the pipeline was not sent', calls[0]?.election);
-    return results.map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+    if (reread) {
+      const [err, info] = results[results.length - 1]!;
+      if (!err) this.replicas.raise(info);
+    }
+    const outcomes: Outcome[] = results
+      .slice(0, calls.length)
+      .map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+    const needing = outcomes.some((o, i) => o.ok && calls[i]!.acknowledge?.needed(o.value));
+    if (!needing) return outcomes;
+    let waitErr: Error | null = null;
+    let count = Infinity;
+    if (required > 0) {
+      const [err, reply] = results[calls.length]!;
+      waitErr = err;
+      count = err ? 0 : Number(reply);
+    }
+    const raised = this.replicas.required();
+    if (raised > required) {
+      // A replica joined since this batch was sent: these writes must reach it too.
+      required = raised;
+      waitMs = Math.min(...acked.map((c) => replicaAckTimeoutMs(c.acknowledge!.leaseMs, this.options.commandTimeoutMs)));
+      count = await this.waitForReplicas(required, waitMs);
+      waitErr = null;
+    }
+    if (count >= required) return outcomes;
+    this.askSentinelAgain();
+    return outcomes.map((outcome, i) => {
+      const ack = calls[i]!.acknowledge;
+      if (!outcome.ok || !ack || !ack.needed(outcome.value)) return outcome;
+      const why = waitErr ? `WAIT failed: ${messageOf(waitErr) ?? String(waitErr)}` : `within ${waitMs} ms`;
+      return {
+        ok: false as const,
+        error: new ConclaveError(
+          'BACKEND_UNAVAILABLE',
+          `${this.label}: ${count} of ${required} replicas acknowledged the ${ack.what} ${why}, so it does not count (${this.replicas.describe()})`,
+          { backend: KIND, election: calls[i]!.election },
+        ),
+      };
+    });
+  }
+
+  /**
+   * `'auto'`, before the first batch with leadership writes on a connection: which master it
+   * reached and how many replicas that master has (`INFO server`, `INFO replication`). Later looks
+   * ride on the batches themselves (`exec`).
+   */
+  private async lookForReplicas(election?: string): Promise<void> {
+    if (!this.replicas.identityDue()) return;
+    const pipeline = this.client.pipeline();
+    pipeline.call('INFO', 'server');
+    pipeline.call('INFO', 'replication');
+    const results = await withTimeout(pipeline.exec(), this.options.commandTimeoutMs, () =>
+      this.unavailable(`no answer to INFO within ${this.options.commandTimeoutMs} ms`, election),
+    );
+    if (!results) throw this.unavailable('the pipeline was not sent', election);
+    const [server, replication] = (results as Array<[Error | null, unknown]>).map(([err, value]) => (err ? null : value));
+    this.replicas.identify(server, replication);
+  }
+
+  /**
+   * Through Sentinel, a master whose replicas do not acknowledge may have been deposed (a
+   * graceful failover leaves it writable until Sentinel turns it, seconds later; one cut off from
+   * Sentinel, for good): reconnect, so that ioredis asks Sentinel for the master again, rather
+   * than wait for the old master to drop us or for `+switch-master` (which a client cut off from
+   * Sentinel never hears). At most once a second; a master that is still the master is reached
+   * again, its bar kept (same run id).
+   */
+  private askSentinelAgain(): void {
+    const sentinels = (this.client.options as { sentinels?: unknown[] | null }).sentinels;
+    if (!sentinels?.length || this.closed) return;
+    const now = performance.now();
+    if (now - this.askedSentinelAt < SENTINEL_ASK_EVERY_MS) return;
+    this.askedSentinelAt = now;
+    this.client.disconnect(true);
+    this.subscriber?.disconnect(true);
+  }
+
+  /** `WAIT` alone, for writes already sent on this connection: how many replicas acknowledged them (0 on an error). */
+  private async waitForReplicas(required: number, waitMs: number): Promise<number> {
+    const results = await this.command(['WAIT', String(required), String(waitMs)]).catch(() => null);
+    const [err, count] = results?.[0] ?? [new Error('no reply'), 0];
+    return err ? 0 : Number(count);
   }
 
   /**

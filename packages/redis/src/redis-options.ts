@@ -2,6 +2,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertOptionsObject, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
+import { isSentinelUrl, parseRedisSentinelUrl } from './redis-sentinel-url';
 
 const KIND = 'redis';
 
@@ -36,8 +37,10 @@ export interface RedisBackendOptions {
   /** ioredis clients you own, one per independent master (quorum mode). */
   clients?: RedisClient[];
   /**
-   * `redis://[user:pass@]host:port[/db][?tokenClockFloor=false]` or `rediss://…` (TLS);
-   * comma-separated hosts = quorum. Other query parameters are refused (`INVALID_URL`); a
+   * `redis://[user:pass@]host:port[/db][?tokenClockFloor=false&minReplicas=1]` or `rediss://…`
+   * (TLS); comma-separated hosts = quorum. Through Sentinel:
+   * `redis+sentinel://[[user]:pass@]host:26379[,host:26379…]/<masterName>[/<db>][?sentinelPassword=…]`
+   * (see `parseRedisSentinelUrl`). Other query parameters are refused (`INVALID_URL`); a
    * database the server does not have fails the first call with `INVALID_URL`.
    */
   url?: string;
@@ -86,6 +89,24 @@ export interface RedisBackendOptions {
    * as with `'off'`.
    */
   keyspaceEvents?: KeyspaceEventsMode;
+  /**
+   * How many replicas must acknowledge a write that gives or keeps leadership (a campaign that
+   * takes or extends the lease, a renewal, a forced install, a revocation, a raised token floor)
+   * before it counts: `WAIT` is sent right after the batch's scripts, in the same round trip, with
+   * a timeout of a tenth of the lease (see `replicaAckTimeoutMs`). Fewer acknowledgements: the
+   * call rejects with `BACKEND_UNAVAILABLE` naming the count ("0 of 1 replicas acknowledged…"), so
+   * a leader steps down at its deadline and a candidate does not lead. This is what stops a
+   * deposed master (a graceful failover, a master cut off from Sentinel) from confirming its old
+   * leader while a promoted replica elects another.
+   * - `'auto'` (default): the replicas the master reports online (`INFO replication`, replicas
+   *   in `state=online`) when the backend first reaches it, read again on reaching another master
+   *   (a failover), and raised — never lowered — while it stays on the same one as replicas join.
+   * - a number: exactly that many; 0 = no `WAIT` (a single server without replicas).
+   * The trade: a replica lost for good holds back renewals and new terms until it is back or
+   * `minReplicas` is lowered; `health()` and the logs name the replicas. One master only: a quorum
+   * takes `'auto'` as 0 and refuses a positive number (`INVALID_OPTIONS`).
+   */
+  minReplicas?: number | 'auto';
 }
 
 const REDIS_OPTION_KEYS = optionKeys<RedisBackendOptions>({
@@ -102,6 +123,7 @@ const REDIS_OPTION_KEYS = optionKeys<RedisBackendOptions>({
   driftFactor: true,
   tokenClockFloor: true,
   keyspaceEvents: true,
+  minReplicas: true,
 });
 
 /** See `RedisBackendOptions.keyspaceEvents`. */
@@ -125,6 +147,8 @@ export interface ResolvedRedisOptions {
   driftFactor: number;
   tokenClockFloor: boolean;
   keyspaceEvents: KeyspaceEventsMode;
+  /** `'auto'` or a fixed count; 0 in quorum mode. */
+  minReplicas: number | 'auto';
 }
 
 /**
@@ -142,6 +166,10 @@ export function failFastRedisOptions(commandTimeoutMs: number): RedisOptions {
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 5), 1000),
     // close() must not keep the process alive waiting for a half-closed socket to a dead server.
     disconnectTimeout: 500,
+    // Through Sentinel: a bounded question to each Sentinel, and a switch of master heard at once
+    // (+switch-master) rather than when the old master drops the connection. Ignored otherwise.
+    sentinelCommandTimeout: commandTimeoutMs,
+    failoverDetector: true,
   };
 }
 
@@ -162,6 +190,8 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
   let sources: NodeSource[];
   let quorum = false;
   let urlFloor: boolean | undefined;
+  let urlMinReplicas: number | 'auto' | undefined;
+  let sentinelOptions: RedisOptions = {};
   if (o.client !== undefined) {
     assertClient(o.client, 'client');
     sources = [{ client: asIoredis(o.client), owned: false }];
@@ -186,11 +216,19 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     const parsed = o.urls.map((u) => parseRedisUrlSettings(u));
     sources = parsed.flatMap(({ urls, db }) => urls.map((url) => ({ url, db, owned: true as const })));
     urlFloor = parsed.find((p) => p.tokenClockFloor !== undefined)?.tokenClockFloor;
+    urlMinReplicas = parsed.find((p) => p.minReplicas !== undefined)?.minReplicas;
     quorum = true;
+  } else if (o.url !== undefined && isSentinelUrl(o.url)) {
+    const settings = parseRedisSentinelUrl(o.url);
+    sources = [{ url: null, db: settings.db, owned: true }];
+    urlFloor = settings.tokenClockFloor;
+    urlMinReplicas = settings.minReplicas;
+    sentinelOptions = settings.redisOptions;
   } else if (o.url !== undefined) {
-    const { urls, db, tokenClockFloor: floor } = parseRedisUrlSettings(o.url);
+    const { urls, db, tokenClockFloor: floor, minReplicas: replicas } = parseRedisUrlSettings(o.url);
     sources = urls.map((url) => ({ url, db, owned: true as const }));
     urlFloor = floor;
+    urlMinReplicas = replicas;
     quorum = urls.length > 1;
   } else {
     sources = [{ url: null, owned: true }];
@@ -223,7 +261,8 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
       backend: KIND,
     });
   }
-  const redisOptions: RedisOptions = { ...failFastRedisOptions(commandTimeoutMs), ...(o.redisOptions ?? {}) };
+  const minReplicas = resolveMinReplicas(o.minReplicas ?? urlMinReplicas ?? 'auto', quorum);
+  const redisOptions: RedisOptions = { ...failFastRedisOptions(commandTimeoutMs), ...sentinelOptions, ...(o.redisOptions ?? {}) };
   return {
     sources,
     quorum,
@@ -236,11 +275,30 @@ export function resolveRedisOptions(options: unknown): ResolvedRedisOptions {
     driftFactor,
     tokenClockFloor,
     keyspaceEvents,
+    minReplicas,
   };
 }
 
+/** Checks `minReplicas` (see `RedisBackendOptions.minReplicas`); a quorum's masters are independent, so it is 0 there. */
+function resolveMinReplicas(value: unknown, quorum: boolean): number | 'auto' {
+  if (value !== 'auto' && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)) {
+    throw new ConclaveError('INVALID_OPTIONS', `minReplicas must be 'auto' or a whole number ≥ 0, got ${describeValue(value)}`, {
+      backend: KIND,
+    });
+  }
+  if (!quorum) return value;
+  if (value !== 'auto' && value > 0) {
+    throw new ConclaveError(
+      'INVALID_OPTIONS',
+      `minReplicas ${value} is for one master: a Redlock quorum counts independent masters, not their replicas (leave it out, or 0)`,
+      { backend: KIND },
+    );
+  }
+  return 0;
+}
+
 /** Query parameters a Redis URL may carry; anything else is refused (ioredis would take it as an option). */
-export const REDIS_URL_PARAMETERS = ['tokenClockFloor'] as const;
+export const REDIS_URL_PARAMETERS = ['tokenClockFloor', 'minReplicas'] as const;
 
 /** A Redis URL taken apart: one URL per master, for ioredis, and the settings from its query. */
 export interface RedisUrlSettings {
@@ -248,6 +306,7 @@ export interface RedisUrlSettings {
   /** Database index from the path (`/3`), 0 when none. Checked against the server on connect. */
   db: number;
   tokenClockFloor?: boolean;
+  minReplicas?: number | 'auto';
 }
 
 /**
@@ -294,8 +353,9 @@ export function parseRedisUrlSettings(url: unknown): RedisUrlSettings {
   const settings: RedisUrlSettings = { urls: [], db };
   for (const [key, value] of new URLSearchParams(query)) {
     if (key === 'tokenClockFloor') {
-      if (value !== 'true' && value !== 'false') throw bad(`tokenClockFloor must be true or false, got ${JSON.stringify(value)}`);
-      settings.tokenClockFloor = value === 'true';
+      settings.tokenClockFloor = urlBoolean(key, value, bad);
+    } else if (key === 'minReplicas') {
+      settings.minReplicas = urlMinReplicas(value, bad);
     } else {
       throw bad(`unknown parameter ${JSON.stringify(key)} (known: ${REDIS_URL_PARAMETERS.join(', ')})`);
     }
@@ -314,6 +374,19 @@ export function parseRedisUrlSettings(url: unknown): RedisUrlSettings {
     return one;
   });
   return settings;
+}
+
+/** A URL's `true`/`false` parameter. */
+export function urlBoolean(key: string, value: string, bad: (why: string) => ConclaveError): boolean {
+  if (value !== 'true' && value !== 'false') throw bad(`${key} must be true or false, got ${JSON.stringify(value)}`);
+  return value === 'true';
+}
+
+/** `?minReplicas=auto` or a whole number. */
+export function urlMinReplicas(value: string, bad: (why: string) => ConclaveError): number | 'auto' {
+  if (value === 'auto') return value;
+  if (!/^\d{1,3}$/.test(value)) throw bad(`minReplicas must be auto or a whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 /** A checked client, seen through the ioredis version this package is built with. */

@@ -14,12 +14,19 @@ import type { RedisNode } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
 import { CAMPAIGN, CANDIDATES, FLOOR, INSTALL, LEADER, RELEASE, RENEW, REVOKE } from './redis-scripts';
 
+/** Whether a script's reply code (its first element) is one of `codes`: a write that must reach the replicas. */
+function grants(reply: unknown, ...codes: number[]): boolean {
+  return Array.isArray(reply) ? codes.includes(Number(reply[0])) : codes.includes(Number(reply));
+}
+
 /**
  * One master: every operation is one Lua script, so it is atomic on the server and costs one
  * round trip (shared with every other call of the same turn). The fencing token is the term
  * counter INCRemented by the acquiring script itself (raised to the server's ms clock when
  * `tokenClockFloor`), so a new term's token is greater than every earlier one as long as the
  * counter key survives — or, with the clock floor, as long as the server clock does not go back.
+ * With replicas, a write that grants or keeps a lease counts once they acknowledge it (`WAIT`, see
+ * `RedisBackendOptions.minReplicas`), so the replica Sentinel promotes holds every term that led.
  */
 export class SingleLeaseOps implements LeaseOps {
   constructor(
@@ -49,6 +56,7 @@ export class SingleLeaseOps implements LeaseOps {
         valueArg(value),
       ],
       election,
+      acknowledge: { what: 'new term or extended lease', leaseMs, needed: (r) => grants(r, 1, 2) },
     })) as [number, string, string, string | number, (string | null)?];
     if (reply[0] === 3) {
       // Restart fence: nobody leads; look again when it ends.
@@ -80,6 +88,7 @@ export class SingleLeaseOps implements LeaseOps {
       keys: [keys.lease, keys.term, keys.candidates],
       args: [candidateId, String(token), leaseMs, this.cttl(leaseMs), '0'],
       election,
+      acknowledge: { what: 'renewal', leaseMs, needed: (r) => grants(r, 1) },
     })) as [number, string | null];
     if (reply[0] === 1) return { held: true, leaseMs };
     return { held: false, leaderId: reply[1] && !isTombstone(reply[1]) ? reply[1] : null };
@@ -115,6 +124,7 @@ export class SingleLeaseOps implements LeaseOps {
           keys: [keys.lease, keys.term],
           args: [candidateId, leaseMs, '1', this.options.tokenClockFloor ? '1' : '0', this.options.publish ? '1' : '0', keys.channel],
           election,
+          acknowledge: { what: 'forced term', leaseMs, needed: (r) => grants(r, 1) },
         })) as [number, string];
         return reply[0] === 1 ? { candidateId, token: Number(reply[1]) } : null;
       },
@@ -132,6 +142,8 @@ export class SingleLeaseOps implements LeaseOps {
       keys: [keys.lease],
       args: [graceMs, keepFor, this.options.publish ? '1' : '0', keys.channel],
       election,
+      // A revocation a promoted replica never saw would give the revoked leader its lease back.
+      acknowledge: { what: 'revocation', leaseMs: this.options.defaultLeaseMs, needed: (r) => grants(r, 1, 2) },
     })) as [number, string?, string?];
     if (reply[0] === 1) return { kind: 'held', leader: { candidateId: keepFor, token: Number(reply[1]) } };
     if (reply[0] === 2) return { kind: 'revoked', waitMs: Math.max(0, Number(reply[1])) };
@@ -145,7 +157,13 @@ export class SingleLeaseOps implements LeaseOps {
   }
 
   async raiseTokenFloor(keys: ElectionKeys, election: string, token: number): Promise<void> {
-    await this.node.run({ script: FLOOR, keys: [keys.term], args: [String(token)], election });
+    await this.node.run({
+      script: FLOOR,
+      keys: [keys.term],
+      args: [String(token)],
+      election,
+      acknowledge: { what: 'token floor', leaseMs: this.options.defaultLeaseMs, needed: () => true },
+    });
   }
 
   private cttl(leaseMs: number): number {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RECOVERY_SLACK_MS, type FaultEnvironmentCore, type FaultServer, type FaultTopology } from '@conclave/test-harness/tools';
 import { RedisServer } from './redis-server';
+import { startRedisSentinelEnvironment } from './redis-sentinel-environment';
 
 function redisServer(index: number, server: RedisServer): FaultServer {
   return {
@@ -24,8 +25,10 @@ function redisServer(index: number, server: RedisServer): FaultServer {
  *   asks for a token guarantee across crashes.
  * - `no-persistence`: one master with `--save "" --appendonly no`; a restart comes back empty.
  * - `quorum`: three such masters (Redlock, `redis://h1,h2,h3`).
+ * - `sentinel`: a master, a replica and Sentinel (see `startRedisSentinelEnvironment`).
  */
 export async function startRedisFaultEnvironment(leaseMs: number, topology: FaultTopology): Promise<FaultEnvironmentCore> {
+  if (topology === 'sentinel') return startRedisSentinelEnvironment(leaseMs);
   if (topology === 'no-persistence' || topology === 'quorum') {
     // RedisServer's defaults: `--save "" --appendonly no`; a restart comes back empty.
     const count = topology === 'quorum' ? 3 : 1;

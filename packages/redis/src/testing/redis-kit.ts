@@ -6,7 +6,7 @@ import { startRedisFaultEnvironment } from './redis-fault-environment';
 export const redisKit: BackendKit = {
   kind: 'redis',
   providerModules: ['@conclave/redis'],
-  topologies: ['single', 'no-persistence', 'quorum', 'duplicate-id'],
+  topologies: ['single', 'no-persistence', 'quorum', 'duplicate-id', 'sentinel'],
   startFaultEnvironment: startRedisFaultEnvironment,
   startBenchServer: () => startRedisBenchServer(),
   // Followers wait on pub/sub, and keyspace events push each renewal's new lease end (the bench's
