@@ -42,7 +42,8 @@ export async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng
   const serverName = label ? `server ${server} (${label})` : `server ${server}`;
   const target =
     f.kind === 'link' ? `${slot!.proc.key} → ${serverName}` : f.target === 'server' || f.kind === 'isolate' ? serverName : slot!.proc.key;
-  record.push({ kind: f.kind, target, atMs, holdMs: f.holdMs, onLeader });
+  const entry: FaultRecord = { kind: f.kind, target, atMs, holdMs: f.holdMs, onLeader };
+  record.push(entry);
   const env = cluster.env;
   switch (f.kind) {
     case 'kill':
@@ -117,7 +118,8 @@ export async function runFault(cluster: FaultCluster, f: PlannedFault, rng: Prng
       return;
     case 'failover': {
       const done = await env.failover!(failoverKindFor(f.holdMs, env));
-      record[record.length - 1]!.target = `primary (${done.kind}, switched in ${done.switchMs} ms)`;
+      // Its own record: other faults of the episode may have been recorded meanwhile.
+      entry.target = `primary (${done.kind}, switched in ${done.switchMs} ms)`;
       return;
     }
   }
