@@ -10,6 +10,8 @@ export interface HealthSnapshot {
   leaseMs: number;
   /** Failed calls since the last one that succeeded, and when that was. */
   failures: number;
+  /** The error of the last failed call (while `failures` > 0): named in the problem. */
+  lastFailure?: unknown;
   lastContactAt: number;
   /** Whether a call has succeeded since start(). */
   answered: boolean;
@@ -50,11 +52,18 @@ export function judgeHealth(s: HealthSnapshot): ElectorHealth {
     return { ...base, ok: false, problem: s.refusal.message };
   }
   if (role === 'follower' && !s.answered) {
-    const failed = s.failures > 0 ? `; ${s.failures} failed ${s.failures === 1 ? 'call' : 'calls'}` : '';
+    const failed = s.failures > 0 ? `; ${s.failures} failed ${s.failures === 1 ? 'call' : 'calls'}${lastError(s)}` : '';
     return { ...base, ok: false, problem: `the backend has not answered since start()${failed}` };
   }
   if ((role === 'leader' || role === 'follower') && s.failures > 0 && now - s.lastContactAt > s.leaseMs) {
-    return { ...base, ok: false, problem: `backend unreachable for more than a lease (${s.failures} failed calls)` };
+    return { ...base, ok: false, problem: `backend unreachable for more than a lease (${s.failures} failed calls${lastError(s)})` };
   }
   return { ...base, ok: true };
+}
+
+/** `; last error: …` when the last failed call had one (a replica shortfall, a timeout). */
+function lastError(s: HealthSnapshot): string {
+  const err = s.lastFailure;
+  if (err === null || err === undefined) return '';
+  return `; last error: ${err instanceof Error ? err.message : String(err)}`;
 }

@@ -162,6 +162,7 @@ export class Elector {
       candidateId: this.candidateId,
       leaseMs: this.options.leaseMs,
       failures: this.calls.failures,
+      lastFailure: this.calls.lastFailure,
       lastContactAt: this.calls.lastContactAt,
       answered: this.calls.answered,
       refusal: this.calls.refusal(),

@@ -86,4 +86,17 @@ describe('Elector guards', () => {
       await e.stop();
     }
   });
+
+  test('health() names the last error of a backend that has not answered for more than a lease', async () => {
+    const backend = new ControlledBackend(new MemoryBackend());
+    const e = new Elector({ backend, election: election(), candidateId: 'a', leaseMs: 300, retryMs: 50, logger: null });
+    try {
+      await e.start();
+      backend.failCalls();
+      await waitFor(() => !e.health().ok && e.health().problem?.includes('more than a lease'), 'health to say the backend is unreachable', 5000);
+      expect(e.health().problem).toMatch(/\(\d+ failed calls; last error: .*call refused/);
+    } finally {
+      await e.stop();
+    }
+  });
 });
