@@ -48,12 +48,15 @@ describe('Elector guards', () => {
     const backend = new ControlledBackend(tenfoldLeases(new MemoryBackend()));
     const e = new Elector({ backend, election: election(), candidateId: 'a', leaseMs: 1000, retryMs: 100, logger: null });
     const elected: number[] = [];
-    const sub = e.elected$.subscribe(({ token }) => elected.push(token));
+    let gaveUp = false;
+    const subs = [e.elected$.subscribe(({ token }) => elected.push(token)), e.revoked$.subscribe(() => (gaveUp = true))];
     try {
       await e.start();
       expect(elected).toHaveLength(1);
       backend.failCalls();
-      await waitFor(() => !e.isLeader(), 'the Elector to give its term up', 2000);
+      // Until the step-down has run (not only until isLeader() turned false on the clock): its
+      // release must be refused too, or the term would be gone from the server.
+      await waitFor(() => gaveUp, 'the Elector to give its term up', 5000);
       backend.failCalls(false);
       await waitFor(() => elected.length >= 2, 'a second term', 8000);
       expect(elected[1]).toBeGreaterThan(elected[0]!);
@@ -61,7 +64,7 @@ describe('Elector guards', () => {
       const secondGrantAt = backend.calls.filter((c) => c.method === 'campaign' && (c.result as { role?: string } | undefined)?.role === 'leader')[1];
       expect((secondGrantAt?.result as { token?: number }).token).toBe(elected[0]);
     } finally {
-      sub.unsubscribe();
+      subs.forEach((sub) => sub.unsubscribe());
       await e.stop();
     }
   });
