@@ -145,7 +145,7 @@ describe('Elector.health() before the backend first answers', () => {
     control.failing = new ConclaveError('BACKEND_UNAVAILABLE', 'connection refused', { backend: 'memory' });
     const e = new Elector({ backend, election: 'unanswered-failed', candidateId: 'a', leaseMs: 10_000, logger: null });
     await e.start();
-    expect(e.health()).toMatchObject({ ok: false, role: 'follower', problem: 'the backend has not answered since start(); 1 failed call' });
+    expect(e.health()).toMatchObject({ ok: false, role: 'follower', problem: 'the backend has not answered since start(); 1 failed call; last error: connection refused (backend memory)' });
     await e.stop();
     await backend.close();
   });

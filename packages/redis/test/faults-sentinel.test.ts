@@ -33,6 +33,20 @@ function longestLeaderless(intervals: readonly LeadershipInterval[], fromMs: num
   return Math.max(longest, toMs - covered);
 }
 
+/**
+ * Each process's elections, revocations and logged warnings, ms from the fault: printed when no
+ * leader came back, or with SENTINEL_TIMELINE=1.
+ */
+function printTimeline(c: FaultCluster, faultAt: number): void {
+  const lines: string[] = [];
+  for (const p of c.processes) {
+    for (const r of p.reports) {
+      if (r.atMs >= faultAt - 2000 && ['log', 'elected', 'revoked', 'leader'].includes(r.type)) lines.push(`${p.key} ${Math.round(r.atMs - faultAt)} ${JSON.stringify(r)}`);
+    }
+  }
+  console.log(lines.join('\n'));
+}
+
 interface Scenario {
   name: string;
   kind: FailoverKind;
@@ -47,8 +61,9 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
+  // A plain SENTINEL FAILOVER is in the soak's draws (`npm run soak -- --backend redis --topology
+  // sentinel`); here it comes with the rolling deploy that made it unsafe.
   { name: 'the master SIGKILLed, its replica caught up', kind: 'kill' },
-  { name: 'SENTINEL FAILOVER (the old master stays writable until Sentinel turns it)', kind: 'graceful' },
   {
     name: 'SENTINEL FAILOVER, the leader deaf to Sentinel, while a follower restarts 2.5 s in and reaches the new master',
     kind: 'graceful',
@@ -86,16 +101,14 @@ describe('redis with a replica and Sentinel: failovers', () => {
         // (or the restart): time for the promoted master's fence to end and a candidate on it to
         // be elected while the old master, deposed but writable, may still confirm its leader.
         const bound = record.switchMs + 2 * LEASE_MS + RECOVERY_SLACK_MS;
-        expect(await c.waitForLeader(bound + 10_000, faultAt + record.switchMs)).not.toBeNull();
+        const leader = await c.waitForLeader(bound + 10_000, faultAt + record.switchMs);
+        if (leader === null || process.env.SENTINEL_TIMELINE) printTimeline(c, faultAt);
+        expect(leader).not.toBeNull();
         const watchUntil = faultAt + Math.max(record.switchMs, scenario.restartFollowerAfterMs ?? 0) + 3 * LEASE_MS;
         await delay(Math.max(LEASE_MS / 2, watchUntil - monotonicMs()));
         const endAt = monotonicMs();
         await c.stopCandidates();
 
-        // SENTINEL_TIMELINE=1: each process's elections, revocations and logged warnings, ms from the fault.
-        if (process.env.SENTINEL_TIMELINE) {
-          for (const p of c.processes) for (const r of p.reports) if (r.atMs >= faultAt - 2000 && ['log', 'elected', 'revoked', 'leader'].includes(r.type)) console.log(p.key, Math.round(r.atMs - faultAt), JSON.stringify(r));
-        }
         const { detail, problems } = safetyProblems(c);
         const intervals = leadershipIntervals(c.history());
         const leaderless = Math.round(longestLeaderless(intervals, faultAt, endAt));
