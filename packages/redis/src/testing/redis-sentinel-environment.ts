@@ -134,12 +134,26 @@ class SentinelPair {
 
   /** The replica is back, caught up and known to Sentinel as a healthy replica of the master, who is not failing over. */
   async readyForFailover(): Promise<boolean> {
+    await this.followSentinelsChoice();
     const replica = this.replica;
     if (!replica || !(await caughtUp(this.master.port, replica.port))) return false;
     const master = sentinelRecord(await adminCall(this.sentinel.port, 'SENTINEL', 'MASTER', SENTINEL_MASTER_NAME));
     if (master.flags !== 'master' || master.port !== String(this.master.port)) return false;
     const replicas = (await adminCall(this.sentinel.port, 'SENTINEL', 'REPLICAS', SENTINEL_MASTER_NAME)) as unknown[];
     return replicas.map(sentinelRecord).some((r) => r.port === String(replica.port) && r.flags === 'slave' && r['master-link-status'] === 'ok');
+  }
+
+  /**
+   * Sentinel fails a master over on its own when it judges it down (a master slower to answer
+   * than down-after on a loaded machine): the replica it promoted is the master from then on, and
+   * the old master, which Sentinel turns into its replica, the replica.
+   */
+  private async followSentinelsChoice(): Promise<void> {
+    const replica = this.replica;
+    if (replica && (await this.sentinelMasterPort()) === replica.port) {
+      this.replica = this.master;
+      this.master = replica;
+    }
   }
 
   private async failover(kind: FailoverKind): Promise<FailoverRecord> {

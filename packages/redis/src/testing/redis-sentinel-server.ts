@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort, waitForPort } from '@conclave/test-harness/tools';
+import { freePort } from '@conclave/test-harness/tools';
+import { spawnListening } from './spawn-listening';
 
 export interface SentinelServerOptions {
   /** Directory for its configuration file (Sentinel rewrites it with what it learns). */
@@ -77,24 +78,14 @@ export class SentinelServer {
   }
 
   private async launch(): Promise<void> {
-    const child = spawn(this.binary, [this.configPath, '--sentinel'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
-    });
-    const exited = new Promise<never>((_, reject) => {
-      child.once('error', reject);
-      child.once('exit', (code, signal) => reject(new Error(`redis sentinel on port ${this.port} exited (${code ?? signal}) before listening: ${stderr}`)));
-    });
-    exited.catch(() => undefined);
-    this.child = child;
-    child.once('exit', () => {
-      if (this.child === child) this.child = null;
-    });
     try {
-      await Promise.race([waitForPort(this.port, '127.0.0.1', 15_000), exited]);
+      await spawnListening(this.binary, [this.configPath, '--sentinel'], this.port, 'redis sentinel', (child) => {
+        this.child = child;
+        child.once('exit', () => {
+          if (this.child === child) this.child = null;
+        });
+      });
     } catch (err) {
-      child.kill('SIGKILL');
       this.child = null;
       throw err;
     }

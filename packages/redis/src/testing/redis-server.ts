@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, freezeProcess, waitForPort } from '@conclave/test-harness/tools';
+import type { ChildProcess } from 'node:child_process';
+import { freePort, freezeProcess } from '@conclave/test-harness/tools';
+import { spawnListening } from './spawn-listening';
 
 export interface RedisServerOptions {
   /** Port to listen on; default a free one. It stays the same across `restart()`. */
@@ -75,31 +76,16 @@ export class RedisServer {
 
   private async launch(): Promise<void> {
     if (this.child) return;
-    const child = spawn(
-      this.binary,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...this.args],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-2000);
-    });
-    const exited = new Promise<never>((_, reject) => {
-      child.once('error', reject);
-      child.once('exit', (code, signal) =>
-        reject(new Error(`redis-server on port ${this.port} exited (${code ?? signal}) before listening: ${stderr}`)),
-      );
-    });
-    exited.catch(() => undefined);
-    this.child = child;
-    this.paused = false;
-    child.once('exit', () => {
-      if (this.child === child) this.child = null;
-    });
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...this.args];
     try {
-      await Promise.race([waitForPort(this.port, '127.0.0.1', 15_000), exited]);
+      await spawnListening(this.binary, args, this.port, 'redis-server', (child) => {
+        this.child = child;
+        this.paused = false;
+        child.once('exit', () => {
+          if (this.child === child) this.child = null;
+        });
+      });
     } catch (err) {
-      child.kill('SIGKILL');
       this.child = null;
       throw err;
     }
