@@ -16,10 +16,25 @@ export const SENTINEL_FAILOVER_TIMEOUT_MS = 3000;
 /** Sentinel's own work after it judged the master down: electing itself, promoting, seeing the promotion (its INFO once a second). */
 const SENTINEL_PROMOTION_MS = 2000;
 /**
+ * Sentinel and the replicas log in as users of their own, so a failover can cut a master off from
+ * them alone (candidates use the default user): `ACL SETUSER <user> off` refuses their logins,
+ * `CLIENT KILL USER <user>` drops the connections they have. A connection whose login failed goes
+ * on as the default user, so cutting Sentinel off also takes PING from that user: Sentinel counts
+ * a master down when PING gets no valid reply (candidates never send it).
+ */
+const SENTINEL_USER = { user: 'sentinel', password: 'sentinel-secret' };
+const REPLICATION_USER = { user: 'replication', password: 'replication-secret' };
+/**
  * A replica's first copy starts at once (the default waits 5 s for more replicas to share it), and
  * is loaded from the socket rather than through a file in the working directory.
  */
-const SERVER_ARGS = ['--repl-diskless-sync-delay', '0', '--repl-diskless-load', 'swapdb'];
+const SERVER_ARGS = [
+  '--repl-diskless-sync-delay', '0',
+  '--repl-diskless-load', 'swapdb',
+  ...['--user', SENTINEL_USER.user, 'on', `>${SENTINEL_USER.password}`, '~*', '&*', '+@all'],
+  ...['--user', REPLICATION_USER.user, 'on', `>${REPLICATION_USER.password}`, '+@all'],
+  ...['--masteruser', REPLICATION_USER.user, '--masterauth', REPLICATION_USER.password],
+];
 /** Longest wait for a switch, or for a replica to be back and known to Sentinel, ms. */
 const WAIT_MS = 60_000;
 
@@ -28,15 +43,16 @@ const WAIT_MS = 60_000;
  * Sentinel through their own proxy (server 0 of the environment is Sentinel) and the master at the
  * address Sentinel gives. `failover(kind)`:
  * - `kill`: once the replica has acknowledged every write (`WAIT`), the master is SIGKILLed.
- * - `kill-lagging`: the master stops serving its replica (a password is set, which connections
- *   already made keep, and the replica's link is dropped), takes writes for half a lease, then is
- *   SIGKILLed: the promoted replica misses what it took meanwhile.
+ * - `kill-lagging`: the master stops serving its replica (the replication user is turned off and
+ *   its link dropped), takes writes for half a lease, then is SIGKILLed: the promoted replica
+ *   misses what it took meanwhile.
  * - `graceful`: `SENTINEL FAILOVER`; Sentinel turns the old master into a replica itself (when its
  *   next look finds it still a master, up to ten seconds later), and it stays writable until then.
- * - `cut-off`: the old master keeps running and writable, but refuses new connections (the same
- *   password), and its replica's and Sentinel's connections are dropped: Sentinel judges it down
- *   and promotes the replica, while the candidates connected to it stay. It stays so for two leases
- *   after the switch, then is replaced.
+ * - `cut-off`: the old master keeps running and writable for candidates, but Sentinel and the
+ *   replica can no longer reach it (their users turned off, their links dropped): Sentinel judges
+ *   it down and promotes the replica, while the candidates connected to it stay, and a candidate
+ *   that starts meanwhile may still be sent to it. It stays so for two leases after the switch,
+ *   then is replaced.
  * A killed or cut-off master comes back empty on its port as the new master's replica; the next
  * `failover()` waits until the replica has caught up, Sentinel knows it, and Sentinel may fail the
  * master over again.
@@ -56,6 +72,7 @@ export async function startRedisSentinelEnvironment(leaseMs: number): Promise<Fa
       masterPort: master.port,
       downAfterMs: SENTINEL_DOWN_AFTER_MS,
       failoverTimeoutMs: SENTINEL_FAILOVER_TIMEOUT_MS,
+      auth: SENTINEL_USER,
     });
     started.push(sentinel);
     const pair = new SentinelPair(sentinel, master, replica, leaseMs, dir);
@@ -76,18 +93,17 @@ async function caughtUp(masterPort: number, replicaPort: number): Promise<boolea
 }
 
 /**
- * Cuts a master off from its replica (and, with `sentinelToo`, from Sentinel): it refuses new
- * connections (a password, which connections already made keep), then drops the replica's (and
- * Sentinel's: it names them `sentinel-<id>-cmd` / `-pubsub`) connections. Its clients stay.
+ * Cuts a master off from its replica (and, with `sentinelToo`, from Sentinel): their users are
+ * turned off and their connections dropped (see SENTINEL_USER). Candidates, on the default user,
+ * can still connect and write.
  */
 async function cutOff(port: number, sentinelToo: boolean): Promise<void> {
+  const users = sentinelToo ? [REPLICATION_USER.user, SENTINEL_USER.user] : [REPLICATION_USER.user];
   await adminSession(port, async (call) => {
-    await call('CONFIG', 'SET', 'requirepass', 'cut-off');
-    await call('CLIENT', 'KILL', 'TYPE', 'replica');
-    if (!sentinelToo) return;
-    for (const line of String(await call('CLIENT', 'LIST')).split('\n')) {
-      const id = /\bid=(\d+)\b/.exec(line)?.[1];
-      if (id && /\bname=sentinel-/.test(line)) await call('CLIENT', 'KILL', 'ID', id).catch(() => undefined);
+    if (sentinelToo) await call('ACL', 'SETUSER', 'default', '-ping');
+    for (const user of users) {
+      await call('ACL', 'SETUSER', user, 'off');
+      await call('CLIENT', 'KILL', 'USER', user);
     }
   });
 }

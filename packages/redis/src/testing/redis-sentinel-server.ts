@@ -14,6 +14,8 @@ export interface SentinelServerOptions {
   downAfterMs: number;
   /** Sentinel's failover-timeout, ms: also how long before it fails the same master over again (twice this). */
   failoverTimeoutMs: number;
+  /** The ACL user and password Sentinel logs in to the servers with; default the `default` user, no password. */
+  auth?: { user: string; password: string };
   /** Path of the redis-server binary (run with `--sentinel`). Default `redis-server` (or `REDIS_SERVER` env). */
   binary?: string;
 }
@@ -47,6 +49,7 @@ export class SentinelServer {
         `sentinel down-after-milliseconds ${m} ${options.downAfterMs}`,
         `sentinel failover-timeout ${m} ${options.failoverTimeoutMs}`,
         `sentinel parallel-syncs ${m} 1`,
+        ...(options.auth ? [`sentinel auth-user ${m} ${options.auth.user}`, `sentinel auth-pass ${m} ${options.auth.password}`] : []),
         '',
       ].join('\n'),
     );
