@@ -13,7 +13,7 @@ import { frozenLeaderScenario, serverRestartScenario, silentPartitionScenario } 
 export interface FaultSuiteOptions {
   /** Seed of the randomized run unless `FAULT_SEED` is set. */
   seed: number;
-  /** Length of the randomized run, ms, unless `FAULT_RUN_MS` is set. Default 40 000. */
+  /** Length of the randomized run, ms, unless `FAULT_RUN_MS` is set. Default 30 000, as every topology's run. */
   runMs?: number;
   /**
    * A known backend bug that breaks liveness intermittently (a leader does not come back in time
@@ -44,7 +44,7 @@ function testFile(): string {
 export function describeFaultSuite(kit: BackendKit | string, options: FaultSuiteOptions): void {
   const backend = kitLabel(kit);
   const seed = seedFromEnv('FAULT_SEED', options.seed);
-  const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 40_000);
+  const runMs = Number(process.env.FAULT_RUN_MS ?? options.runMs ?? 30_000);
   const tolerateLiveness = options.knownLivenessBug !== undefined && process.env.FAULT_KNOWN_BUGS !== '1';
 
   describe(`${backend} under faults`, () => {
