@@ -17,7 +17,7 @@ function inProgressPackages() {
 /**
  * One Jest run over every package. Tests import the workspace packages from their TypeScript
  * sources. ts-jest compiles each file alone (isolatedModules) and checks no types, so `npm test`
- * type-checks first: `tsc --build` for the packages, `tsc -p tsconfig.typecheck.json` for the tests.
+ * builds first (`tsc --build`), and scripts/test/typecheck.test.ts checks the tests' types.
  * @type {import('jest').Config}
  */
 module.exports = {
@@ -38,14 +38,13 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', ...inProgressPackages().map((dir) => `<rootDir>/${dir}/`)],
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],
   testTimeout: 60_000,
-  // Five test files at a time on a 2-core machine: most of a file's time is spent waiting for
-  // leases, timers and servers, not on the CPU, but the CPU must stay free enough for candidate
-  // processes to renew in time. Measured on a 2-core AMD EPYC (per-file times in
-  // test-harness/README.md): on a quiet day, four workers left the CPU idle 45 % of the run (588 s)
-  // and eight took 335 s with the CPU busy 88 %; on a day the same machine ran the suite 1.7 times
-  // slower, eight workers saturated it (load 12–14) and timing tests failed in every run (3–7
-  // failures, the previous release's code included), while five ran green in 679 s.
-  maxWorkers: 5,
+  // Eight test files at a time on a 2-core machine: most of a file's time is spent waiting for
+  // leases, timers and servers, not on the CPU. Measured on a 2-core AMD EPYC, fresh clones
+  // (test-harness/README.md): five files at a time left the CPU idle 42 % of the run (499 s), seven
+  // 22 % (382 s); eight ran green in 403 s while three other builds and test runs loaded the
+  // machine (load average 15). Ten saturate both cores, and a process starved of the CPU for a
+  // second misses a renewal of a 1.5 s lease.
+  maxWorkers: 8,
   // The longest files first, by recorded times on a fresh clone: see the sequencer.
   testSequencer: '<rootDir>/test-harness/jest/longest-first-sequencer.js',
   verbose: true,
