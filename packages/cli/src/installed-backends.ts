@@ -23,7 +23,7 @@ interface Manifest {
  * `node_modules/@conclave/*` from `fromDir` up to the root, the nearest copy of a name first (as
  * `require` would find it). A package is a backend when its package.json says
  * `"conclave": { "backend": "<kind>" }`, unless it is still being built (`"inProgress"`). In name
- * order, except that a backend built over other backends comes after them.
+ * order, the backends built over others (their peers) after the plain ones.
  *
  * Reads package.json files only: loading the packages is the caller's choice.
  */
