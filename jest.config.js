@@ -1,17 +1,13 @@
-const fs = require('node:fs');
-const path = require('node:path');
+const { isInProgress, workspacePackages } = require('./scripts/workspaces.cjs');
 
 /**
  * Workspace packages still being built (`"conclave": { "inProgress": "…" }` in their package.json)
- * keep their tests out of `npm test` until they are registered; CONCLAVE_IN_PROGRESS=1 runs them.
+ * keep their tests out of `npm test` until the mark is removed; CONCLAVE_IN_PROGRESS=1 runs them.
  */
 function inProgressPackages() {
-  if (process.env.CONCLAVE_IN_PROGRESS === '1') return [];
-  const { workspaces } = require('./package.json');
-  return workspaces.filter((dir) => {
-    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, dir, 'package.json'), 'utf8'));
-    return Boolean(manifest.conclave && manifest.conclave.inProgress);
-  });
+  return workspacePackages(__dirname)
+    .filter(({ manifest }) => isInProgress(manifest))
+    .map(({ dir }) => dir);
 }
 
 /**
@@ -32,8 +28,8 @@ module.exports = {
     '^@conclave/test-harness/tools$': '<rootDir>/test-harness/src/tools.ts',
     '^@conclave/core/internal$': '<rootDir>/packages/core/src/internal.ts',
     // A backend package's kit and launchers (its `testing` entry), and every package's main entry.
-    '^@conclave/([a-z-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
-    '^@conclave/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@conclave/([a-z0-9-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
+    '^@conclave/([a-z0-9-]+)$': '<rootDir>/packages/$1/src/index.ts',
   },
   testPathIgnorePatterns: ['/node_modules/', ...inProgressPackages().map((dir) => `<rootDir>/${dir}/`)],
   modulePathIgnorePatterns: ['<rootDir>/packages/.*/dist', '<rootDir>/test-harness/dist'],

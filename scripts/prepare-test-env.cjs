@@ -4,11 +4,24 @@
  * Runs first in `npm test`: makes sure this machine has what the test suite needs, so that
  * `npm install && npm test` is the whole story.
  *
- * 1. Programs the tests start themselves (REQUIREMENTS): when one is missing and we are root with
- *    apt-get, `apt-get update` and `apt-get install` Debian's packages quietly (output goes to a
- *    log file, one summary line is printed). Otherwise stop with one line naming the apt command.
- * 2. Shared servers the tests talk to (SERVICES): a TCP connect with a short timeout each; a
- *    missing one is one line naming its address, how to start it and the variable that moves it.
+ * Each workspace says what its tests need in `test/prerequisites.cjs` (a package still being built,
+ * whose tests Jest leaves out, is left out here too); this script knows no backend. Such a file
+ * exports any of:
+ *   requirements           programs the tests start themselves: [{ name, present(probe), apt }],
+ *                          `present` told by a probe (see makeProbe), doing no I/O beyond looking
+ *                          at files; `apt` the Debian packages that provide it
+ *   services               shared servers the tests connect to: [{ name, env, defaultUrl,
+ *                          defaultPort, start }], `env` the variable the tests read to find another
+ *   configurationProblem   (env) => a line, or null: a setting apt cannot fix (a variable pointing
+ *                          nowhere)
+ *   tuneServices           async ({ env, say, connectTimeoutMs }) => null or a warning: adjusts a
+ *                          shared server for the suite once everything is there (`say` prints a line)
+ *
+ * 1. Requirements: when one is missing and we are root with apt-get, `apt-get update` and
+ *    `apt-get install` Debian's packages quietly (output goes to a log file, one summary line is
+ *    printed). Otherwise stop with one line naming the apt command.
+ * 2. Services: a TCP connect with a short timeout each; a missing one is one line naming its
+ *    address, how to start it and the variable that moves it.
  *
  * Silent and fast when everything is there. Plain Node (CommonJS, no dependencies): it runs
  * before `tsc --build`. Knobs, mainly to try the failure paths on a machine that has everything:
@@ -18,80 +31,28 @@
  *   CONCLAVE_SERVICE_WAIT_SECONDS=N   keep trying a shared server that does not answer for up to
  *                                     N seconds before giving up (default 0: one try)
  */
-const { readdirSync, statSync, mkdirSync, openSync, closeSync, readFileSync } = require('node:fs');
+const { existsSync, readdirSync, statSync, mkdirSync, openSync, closeSync, readFileSync } = require('node:fs');
 const { spawnSync } = require('node:child_process');
 const net = require('node:net');
 const path = require('node:path');
+const { isInProgress, workspacePackages } = require('./workspaces.cjs');
 
-/**
- * What the tests run on this machine, with the Debian packages that provide it. A new backend
- * whose tests start their own servers adds one entry. `present` gets a probe (see makeProbe) and
- * must not do I/O beyond looking at files.
- */
-const REQUIREMENTS = [
-  {
-    name: 'a Java runtime',
-    present: (p) => p.command('java'),
-    apt: ['default-jre-headless'],
-  },
-  {
-    // Where packages/zookeeper/src/testing/zookeeper-jvm.ts looks (zookeeperClasspath()).
-    name: "ZooKeeper's jars",
-    present: (p) =>
-      p.env.ZOOKEEPER_CLASSPATH
-        ? true // checked on its own (zookeeperClasspathProblem): apt cannot fix a wrong variable
-        : p.file('/usr/share/java/zookeeper.jar') ||
-          p.dirHas('/usr/share/zookeeper/lib', /^zookeeper.*\.jar$/) ||
-          p.dirHas('/opt/zookeeper/lib', /^zookeeper.*\.jar$/),
-    apt: ['zookeeper'],
-  },
-  {
-    // packages/redis/src/testing/redis-server.ts: private servers for restart and quorum tests.
-    name: 'redis-server',
-    present: (p) => p.command(p.env.REDIS_SERVER || 'redis-server'),
-    apt: ['redis-server'],
-  },
-  {
-    // packages/mysql/src/testing/mysql-server.ts: a private MariaDB for restart tests.
-    name: 'MariaDB (mariadbd, mariadb-install-db, mariadb)',
-    present: (p) => p.command('mariadbd') && p.command('mariadb-install-db') && p.command('mariadb'),
-    apt: ['mariadb-server', 'mariadb-client'],
-  },
-  {
-    // packages/etcd/src/testing/etcd-server.ts: private members (one, or a cluster of three).
-    name: 'etcd',
-    present: (p) => p.command(p.env.ETCD_BINARY || 'etcd'),
-    apt: ['etcd-server'],
-  },
-];
+const ROOT = path.join(__dirname, '..');
 
-/**
- * Shared servers the tests connect to, with the variable each test reads to find another one. A
- * backend whose tests use a shared server adds one entry here.
- */
-const SERVICES = [
-  {
-    name: 'MariaDB',
-    env: 'CONCLAVE_MYSQL_URI',
-    defaultUrl: 'mysql://root@127.0.0.1:3306/test',
-    defaultPort: 3306,
-    start: 'sudo apt-get install mariadb-server && sudo service mariadb start',
-  },
-  {
-    name: 'Redis',
-    env: 'CONCLAVE_REDIS_URL',
-    defaultUrl: 'redis://127.0.0.1:6379',
-    defaultPort: 6379,
-    start: 'sudo apt-get install redis-server && sudo service redis-server start',
-  },
-  {
-    name: 'PostgreSQL',
-    env: 'CONCLAVE_POSTGRES_URI',
-    defaultUrl: 'postgres://root@127.0.0.1:5432/test',
-    defaultPort: 5432,
-    start: 'sudo apt-get install postgresql && sudo service postgresql start',
-  },
-];
+/** Each workspace's `test/prerequisites.cjs`, in the workspaces' order (see the header). */
+function loadPrerequisites(root = ROOT, env = process.env) {
+  return workspacePackages(root)
+    .filter(({ manifest }) => !isInProgress(manifest, env))
+    .map(({ dir }) => path.join(root, dir, 'test', 'prerequisites.cjs'))
+    .filter((file) => existsSync(file))
+    .map((file) => require(file));
+}
+
+const PREREQUISITES = loadPrerequisites();
+/** Every workspace's requirements: what the tests run on this machine. */
+const REQUIREMENTS = PREREQUISITES.flatMap((p) => p.requirements || []);
+/** Every workspace's services: the shared servers the tests connect to. */
+const SERVICES = PREREQUISITES.flatMap((p) => p.services || []);
 
 const CONNECT_TIMEOUT_MS = 2000;
 const RETRY_INTERVAL_MS = 500;
@@ -149,23 +110,12 @@ function cannotInstallMessage(missing, why) {
   return `${PREFIX} missing ${names(missing)} (${why}). Install with: ${aptCommands(aptPackages(missing), true).join(' && ')}`;
 }
 
-/** A problem with ZOOKEEPER_CLASSPATH, or null. The launcher trusts the variable as given. */
-function zookeeperClasspathProblem(env = process.env) {
-  const cp = env.ZOOKEEPER_CLASSPATH;
-  if (!cp) return null;
-  const found = cp.split(path.delimiter).some((entry) => {
-    const base = path.basename(entry);
-    if (base === '*') entry = path.dirname(entry);
-    try {
-      if (statSync(entry).isDirectory()) return readdirSync(entry).some((f) => /^zookeeper.*\.jar$/.test(f));
-      return /^zookeeper.*\.jar$/.test(path.basename(entry));
-    } catch {
-      return false;
-    }
-  });
-  return found
-    ? null
-    : `${PREFIX} ZOOKEEPER_CLASSPATH=${cp} holds no zookeeper*.jar: point it at ZooKeeper's jars, or unset it to use Debian's zookeeper package`;
+/** The settings problems the workspaces find (`configurationProblem`), each a line. */
+function configurationProblems(env = process.env, prerequisites = PREREQUISITES) {
+  return prerequisites
+    .map((p) => p.configurationProblem && p.configurationProblem(env))
+    .filter(Boolean)
+    .map((line) => `${PREFIX} ${line}`);
 }
 
 /**
@@ -241,12 +191,12 @@ async function connectWithin(address, waitMs, onWait = () => {}) {
 }
 
 /** Every service line, checked in parallel (one timeout long, or the wait when one is set). */
-async function checkServices(env = process.env, log = (line) => console.log(line)) {
+async function checkServices(env = process.env, log = (line) => console.log(line), services = SERVICES) {
   let targets;
   let waitSeconds;
   try {
     waitSeconds = serviceWaitSeconds(env);
-    targets = serviceTargets(env);
+    targets = serviceTargets(env, services);
   } catch (e) {
     return [`${PREFIX} ${e.message}`];
   }
@@ -300,45 +250,24 @@ function prepareRequirements(env = process.env) {
   return still.length === 0 ? null : `${PREFIX} still missing ${names(still)} after installing ${packages.join(' ')} (log: ${logFile})`;
 }
 
-/**
- * Connections the shared MariaDB must allow: Jest runs several files at once (jest.config.js), and
- * a MySQL file can hold over a hundred at a moment on a loaded machine (each backend of a test
- * keeps its pool and its wake-up connections; see the MySQL README). MariaDB's default is 151.
- */
-const MYSQL_MIN_CONNECTIONS = 1000;
-
-/**
- * Raises the shared MariaDB's max_connections to MYSQL_MIN_CONNECTIONS (SET GLOBAL: until the
- * server restarts) when it is lower. Null, or a warning line when it cannot (no privilege): the
- * tests still run, and may find the server full.
- */
-async function raiseMysqlConnections(env = process.env) {
-  const url = env.CONCLAVE_MYSQL_URI || SERVICES[0].defaultUrl;
-  let connection;
-  try {
-    connection = await require('mysql2/promise').createConnection({ uri: url, connectTimeout: CONNECT_TIMEOUT_MS });
-    const [[row]] = await connection.query('SELECT @@max_connections AS n');
-    if (Number(row.n) >= MYSQL_MIN_CONNECTIONS) return null;
-    await connection.query(`SET GLOBAL max_connections = ${MYSQL_MIN_CONNECTIONS}`);
-    console.log(`${PREFIX} MariaDB allowed ${row.n} connections; raised to ${MYSQL_MIN_CONNECTIONS} until it restarts (SET GLOBAL max_connections)`);
-    return null;
-  } catch (e) {
-    return `${PREFIX} warning: could not raise MariaDB's max_connections to ${MYSQL_MIN_CONNECTIONS} (${e.message}); tests running at once may find it full`;
-  } finally {
-    await connection?.end().catch(() => undefined);
+/** Every workspace's `tuneServices`, one after the other; the warnings they return, each a line. */
+async function tuneServices(env = process.env, prerequisites = PREREQUISITES) {
+  const warnings = [];
+  const say = (line) => console.log(`${PREFIX} ${line}`);
+  for (const p of prerequisites) {
+    const warning = p.tuneServices && (await p.tuneServices({ env, say, connectTimeoutMs: CONNECT_TIMEOUT_MS }));
+    if (warning) warnings.push(`${PREFIX} warning: ${warning}`);
   }
+  return warnings;
 }
 
 async function main() {
-  const problems = [];
-  const zk = zookeeperClasspathProblem();
-  if (zk) problems.push(zk);
+  const problems = configurationProblems();
   const req = prepareRequirements();
   if (req) problems.push(req);
   problems.push(...(await checkServices()));
   if (problems.length === 0) {
-    const warning = await raiseMysqlConnections();
-    if (warning) console.warn(warning);
+    for (const warning of await tuneServices()) console.warn(warning);
   }
   if (problems.length > 0) {
     for (const line of problems) console.error(line);
@@ -347,6 +276,7 @@ async function main() {
 }
 
 module.exports = {
+  loadPrerequisites,
   REQUIREMENTS,
   SERVICES,
   makeProbe,
@@ -354,7 +284,7 @@ module.exports = {
   aptPackages,
   aptCommands,
   cannotInstallMessage,
-  zookeeperClasspathProblem,
+  configurationProblems,
   urlAddresses,
   serviceTargets,
   serviceMessage,

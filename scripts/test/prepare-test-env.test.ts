@@ -6,6 +6,12 @@ import { join } from 'node:path';
 // The script is plain CommonJS (it runs before tsc), so it comes in untyped.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const env = require('../prepare-test-env.cjs');
+// The script is checked here with what the tests of a few packages need (their
+// test/prerequisites.cjs), in this order, whichever other packages the repository holds.
+const needsOf = (packages: string[]) => packages.map((p) => require(`../../packages/${p}/test/prerequisites.cjs`));
+const REQUIREMENTS = needsOf(['zookeeper', 'redis', 'mysql', 'etcd']).flatMap((n) => n.requirements);
+const SERVICES = needsOf(['mysql', 'redis', 'postgres']).flatMap((n) => n.services);
+const { zookeeperClasspathProblem } = require('../../packages/zookeeper/test/prerequisites.cjs');
 
 describe('prepare-test-env', () => {
   let root: string;
@@ -22,23 +28,23 @@ describe('prepare-test-env', () => {
   const probe = (extra: Record<string, string> = {}) => env.makeProbe({ PATH: '/usr/bin', ...extra }, root);
 
   it('finds nothing under an empty root and names every package once', () => {
-    const missing = env.missingRequirements(probe());
-    expect(missing).toHaveLength(env.REQUIREMENTS.length);
+    const missing = env.missingRequirements(probe(), REQUIREMENTS);
+    expect(missing).toHaveLength(REQUIREMENTS.length);
     expect(env.aptPackages(missing)).toEqual(['default-jre-headless', 'zookeeper', 'redis-server', 'mariadb-server', 'mariadb-client', 'etcd-server']);
   });
 
   it('finds programs on PATH or in sbin, and ZooKeeper where the launcher looks', () => {
     for (const f of ['/usr/bin/java', '/usr/bin/redis-server', '/usr/sbin/mariadbd', '/usr/bin/mariadb-install-db', '/usr/bin/mariadb', '/usr/bin/etcd']) touch(f);
-    expect(env.missingRequirements(probe()).map((r: { name: string }) => r.name)).toEqual(["ZooKeeper's jars"]);
+    expect(env.missingRequirements(probe(), REQUIREMENTS).map((r: { name: string }) => r.name)).toEqual(["ZooKeeper's jars"]);
     touch('/opt/zookeeper/lib/zookeeper-3.9.2.jar');
-    expect(env.missingRequirements(probe())).toEqual([]);
+    expect(env.missingRequirements(probe(), REQUIREMENTS)).toEqual([]);
   });
 
   it('honours REDIS_SERVER and ETCD_BINARY and leaves ZOOKEEPER_CLASSPATH to its own check', () => {
     touch('/custom/redis-server-7');
     touch('/custom/etcd-3.5');
     const names = env
-      .missingRequirements(probe({ REDIS_SERVER: '/custom/redis-server-7', ETCD_BINARY: '/custom/etcd-3.5', ZOOKEEPER_CLASSPATH: '/x' }))
+      .missingRequirements(probe({ REDIS_SERVER: '/custom/redis-server-7', ETCD_BINARY: '/custom/etcd-3.5', ZOOKEEPER_CLASSPATH: '/x' }), REQUIREMENTS)
       .map((r: { name: string }) => r.name);
     expect(names).not.toContain('redis-server');
     expect(names).not.toContain('etcd');
@@ -46,15 +52,15 @@ describe('prepare-test-env', () => {
   });
 
   it('reports a ZOOKEEPER_CLASSPATH without a zookeeper jar', () => {
-    expect(env.zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: root })).toMatch(/holds no zookeeper\*\.jar/);
+    expect(zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: root })).toMatch(/holds no zookeeper\*\.jar/);
     touch('/zookeeper-3.8.0.jar');
-    expect(env.zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: `${root}/*` })).toBeNull();
-    expect(env.zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: `/nowhere.jar:${root}/zookeeper-3.8.0.jar` })).toBeNull();
-    expect(env.zookeeperClasspathProblem({})).toBeNull();
+    expect(zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: `${root}/*` })).toBeNull();
+    expect(zookeeperClasspathProblem({ ZOOKEEPER_CLASSPATH: `/nowhere.jar:${root}/zookeeper-3.8.0.jar` })).toBeNull();
+    expect(zookeeperClasspathProblem({})).toBeNull();
   });
 
   it('says in one line what to install and how', () => {
-    const line = env.cannotInstallMessage(env.REQUIREMENTS.slice(0, 2), 'not root');
+    const line = env.cannotInstallMessage(REQUIREMENTS.slice(0, 2), 'not root');
     expect(line).toMatch(/^npm test: missing a Java runtime and ZooKeeper's jars \(not root\)\. /);
     expect(line.split('\n')).toHaveLength(1);
     expect(line).toContain('sudo apt-get update && sudo apt-get install -y --no-install-recommends default-jre-headless zookeeper');
@@ -73,7 +79,7 @@ describe('prepare-test-env', () => {
   });
 
   it('takes each service from its variable and names the variable when it is down', () => {
-    const targets = env.serviceTargets({ CONCLAVE_REDIS_URL: 'redis://10.0.0.9:6380' });
+    const targets = env.serviceTargets({ CONCLAVE_REDIS_URL: 'redis://10.0.0.9:6380' }, SERVICES);
     expect(targets.map((t: { url: string; fromEnv: boolean }) => [t.url, t.fromEnv])).toEqual([
       ['mysql://root@127.0.0.1:3306/test', false],
       ['redis://10.0.0.9:6380', true],
@@ -107,14 +113,14 @@ describe('prepare-test-env', () => {
     };
     const logged: string[] = [];
 
-    const once = await env.checkServices(urls, (line: string) => logged.push(line));
+    const once = await env.checkServices(urls, (line: string) => logged.push(line), SERVICES);
     expect(once).toHaveLength(3);
     expect(logged).toEqual([]);
 
     const late = createServer((s) => s.destroy());
     const startLate = setTimeout(() => late.listen(port, '127.0.0.1'), 1200);
     const started = Date.now();
-    const waited = await env.checkServices({ ...urls, CONCLAVE_SERVICE_WAIT_SECONDS: '30' }, (line: string) => logged.push(line));
+    const waited = await env.checkServices({ ...urls, CONCLAVE_SERVICE_WAIT_SECONDS: '30' }, (line: string) => logged.push(line), SERVICES);
     clearTimeout(startLate);
     await new Promise((resolve) => late.close(resolve));
     expect(waited).toEqual([]);
@@ -125,7 +131,7 @@ describe('prepare-test-env', () => {
 
   it('refuses a wait that is not a number of seconds', async () => {
     expect(() => env.serviceWaitSeconds({ CONCLAVE_SERVICE_WAIT_SECONDS: 'soon' })).toThrow(/CONCLAVE_SERVICE_WAIT_SECONDS/);
-    expect(await env.checkServices({ CONCLAVE_SERVICE_WAIT_SECONDS: '-1' }, () => {})).toEqual([
+    expect(await env.checkServices({ CONCLAVE_SERVICE_WAIT_SECONDS: '-1' }, () => {}, SERVICES)).toEqual([
       expect.stringMatching(/^npm test: CONCLAVE_SERVICE_WAIT_SECONDS must be/),
     ]);
   });

@@ -1,22 +1,28 @@
-import { memoryProvider, type BackendProvider } from '@conclave/core';
-import { etcdProvider } from '@conclave/etcd';
-import { migrateProvider } from '@conclave/migrate';
-import { mysqlProvider } from '@conclave/mysql';
-import { postgresProvider } from '@conclave/postgres';
-import { redisProvider } from '@conclave/redis';
-import { zookeeperProvider } from '@conclave/zookeeper';
+import { isBackendProvider, memoryProvider, type BackendProvider } from '@conclave/core';
+import { installedBackendPackages, type BackendPackage } from './installed-backends';
 
 /**
- * The backends the `conclave` command knows, in the order an unknown scheme's message lists
- * them. A backend is registered here by two lines, its import and its entry; its URL parsing
- * lives in its own package.
+ * The backends the `conclave` command knows, in the order its help and an unknown scheme's
+ * message list them: core's in-memory backend, then every backend package installed beside this
+ * one (`installedBackendPackages`). Nothing here names a backend: a package registers by
+ * declaring `"conclave": { "backend": "<kind>" }` in its package.json and exporting the provider
+ * of that kind. Each package is loaded now, its driver only when a backend first connects (see
+ * `loadedOnFirstUse` in core), so that the help and a usage error stay quick.
  */
-export const BUILT_IN_PROVIDERS: readonly BackendProvider[] = [
-  memoryProvider,
-  mysqlProvider,
-  postgresProvider,
-  redisProvider,
-  zookeeperProvider,
-  etcdProvider,
-  migrateProvider,
-];
+export const BACKEND_PROVIDERS: readonly BackendProvider[] = [memoryProvider, ...installedBackendPackages(__dirname).map(loadProvider)];
+
+/** The provider of the kind `pkg` declares, from its main entry; throws naming the package when there is none. */
+function loadProvider(pkg: BackendPackage): BackendProvider {
+  let exported: unknown;
+  try {
+    // By name, as an import would: resolved from this folder, that is the copy the scan found first.
+    exported = require(pkg.name) as unknown;
+  } catch (err) {
+    throw new Error(`cannot load the backend package ${pkg.name}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, { cause: err });
+  }
+  const provider = Object.values(exported as object).find((value) => isBackendProvider(value) && value.kind === pkg.kind);
+  if (!provider) {
+    throw new Error(`${pkg.name} declares the backend "${pkg.kind}" in its package.json but exports no provider of that kind`);
+  }
+  return provider as BackendProvider;
+}

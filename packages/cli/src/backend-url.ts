@@ -1,9 +1,9 @@
 import { ConclaveError, createBackend as createFromProviders, providerFor, redactUrl, type ElectionBackend } from '@conclave/core';
 import { createMigratingBackend as createMigrating, migrateProvider, type MigratingBackend } from '@conclave/migrate';
-import { BUILT_IN_PROVIDERS } from './backend-providers';
+import { BACKEND_PROVIDERS } from './backend-providers';
 
 /** The URL schemes `createBackend` understands. */
-export const BACKEND_SCHEMES: readonly string[] = BUILT_IN_PROVIDERS.flatMap((provider) => provider.schemes);
+export const BACKEND_SCHEMES: readonly string[] = BACKEND_PROVIDERS.flatMap((provider) => provider.schemes);
 
 /**
  * Builds a backend from a URL, for the CLI and for applications that keep the backend choice in
@@ -20,19 +20,20 @@ export const BACKEND_SCHEMES: readonly string[] = BUILT_IN_PROVIDERS.flatMap((pr
  * - `migrate:<from-only|dual|to-only>?from=<url>&to=<url>` — an election moving between two
  *   backends (`@conclave/migrate`); the inner URLs are percent-encoded.
  *
- * Each is parsed by its package's provider (`BUILT_IN_PROVIDERS`); `createBackend(url, providers)`
- * in `@conclave/core` does the same over a list of your own.
+ * Each is parsed by its package's provider: core's `memory:`, and that of every `@conclave` backend
+ * package installed beside this one (`BACKEND_PROVIDERS`: PostgreSQL and etcd too, and any other);
+ * `createBackend(url, providers)` in `@conclave/core` does the same over a list of your own.
  *
  * Throws `INVALID_URL` (unknown scheme, unparsable URL, unknown query parameter) or the
  * backend's own option errors, before any I/O. No message quotes a password (see `redactUrl`).
  */
 export function createBackend(url: string): ElectionBackend {
-  return createFromProviders(url, BUILT_IN_PROVIDERS);
+  return createFromProviders(url, BACKEND_PROVIDERS);
 }
 
 /** `migrate:<phase>?from=<url>&to=<url>` → a MigratingBackend over two backends built from their URLs. */
 export function createMigratingBackend(url: string): MigratingBackend {
-  return createMigrating(url, BUILT_IN_PROVIDERS);
+  return createMigrating(url, BACKEND_PROVIDERS);
 }
 
 /**
@@ -43,7 +44,7 @@ export function createMigratingBackend(url: string): MigratingBackend {
  */
 export function assertMigrationUrls(fromUrl: string, toUrl: string): void {
   for (const [flag, url] of [['--from', fromUrl], ['--to', toUrl]] as const) {
-    if (providerFor(url, BUILT_IN_PROVIDERS) === migrateProvider) {
+    if (providerFor(url, BACKEND_PROVIDERS) === migrateProvider) {
       throw new ConclaveError('INVALID_URL', `${flag} must be a plain backend URL, not a migration URL: give the migration's from and to URLs`);
     }
   }
@@ -59,7 +60,7 @@ function sameUrl(a: string, b: string): boolean {
       .trim()
       .replace(/^([a-z][a-z0-9+.-]*):/i, (scheme) => {
         const name = scheme.slice(0, -1).toLowerCase();
-        return `${BUILT_IN_PROVIDERS.find((p) => p.schemes.includes(name))?.schemes[0] ?? name}:`;
+        return `${BACKEND_PROVIDERS.find((p) => p.schemes.includes(name))?.schemes[0] ?? name}:`;
       })
       .replace(/\/+$/, '');
   return normal(a) === normal(b);

@@ -1,11 +1,11 @@
 /** What `conclave --help` and `conclave COMMAND --help` print. */
-import { BUILT_IN_PROVIDERS } from './backend-providers';
+import { BACKEND_PROVIDERS } from './backend-providers';
 import type { CommandName } from './cli-commands';
 
 /** Each registered provider's URL forms: the form, then what it is (on its own line when the form is long). */
 function urlLines(): string {
   const column = 48;
-  return BUILT_IN_PROVIDERS.flatMap((p) => p.urlForms ?? [])
+  return BACKEND_PROVIDERS.flatMap((p) => p.urlForms ?? [])
     .map(({ form, what }) => (form.length + 4 <= column ? `  ${form.padEnd(column - 2)}${what}` : `  ${form}\n${' '.repeat(column)}${what}`))
     .join('\n');
 }

@@ -6,7 +6,7 @@ import { findCommand } from '../src/find-command';
 import { closestWord } from '@conclave/core/internal';
 import { parseCommand } from '../src/cli-args';
 import { COMMANDS } from '../src/cli-commands';
-import { BUILT_IN_PROVIDERS } from '../src/backend-providers';
+import { BACKEND_PROVIDERS } from '../src/backend-providers';
 import { COMMAND_HELP, TOOL_HELP } from '../src/cli-help';
 import { openContext } from '../src/cli-context';
 import { createElector } from '../src/commands/campaign';
@@ -92,9 +92,9 @@ describe('--value', () => {
 
 describe('help', () => {
   test('the tool help, and every command help that takes a backend, lists every URL form of every registered provider', () => {
-    const forms = BUILT_IN_PROVIDERS.flatMap((p) => p.urlForms ?? []);
+    const forms = BACKEND_PROVIDERS.flatMap((p) => p.urlForms ?? []);
     // Every built-in provider describes its URLs, so a new one shows up without editing the help.
-    expect(BUILT_IN_PROVIDERS.filter((p) => !p.urlForms?.length).map((p) => p.kind)).toEqual([]);
+    expect(BACKEND_PROVIDERS.filter((p) => !p.urlForms?.length).map((p) => p.kind)).toEqual([]);
     const withBackend = Object.values(COMMAND_HELP).filter((help) => help.includes('--backend URL'));
     expect(withBackend.length).toBeGreaterThan(5);
     for (const help of [TOOL_HELP, ...withBackend]) {

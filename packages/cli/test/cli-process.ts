@@ -6,7 +6,7 @@ import { delay } from '@conclave/test-harness';
 
 /**
  * Helpers for end-to-end tests of the built `conclave` binary: they spawn
- * `node packages/cli/dist/main.js …` as a user would (build first: `npx tsc --build packages/cli`).
+ * `node packages/cli/dist/main.js …` as a user would (build first: `npx tsc --build`, which builds the backend packages it loads too).
  */
 
 export const CLI = join(__dirname, '..', 'dist', 'main.js');
@@ -15,7 +15,7 @@ export const REDIS_URL = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:63
 export const MYSQL_URL = process.env.CONCLAVE_MYSQL_URI ?? 'mysql://root@127.0.0.1:3306/test';
 
 export function assertBuilt(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx tsc --build packages/cli" first`);
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npx tsc --build" first`);
 }
 
 /** A fresh election name, so tests never meet each other's leases. */
