@@ -30,6 +30,8 @@ export { isBackendPackage, workspaceManifests } from './kits/workspace-packages'
 export type { WorkspaceManifest } from './kits/workspace-packages';
 export { FAILOVER_KINDS, FAULT_TOPOLOGIES, RECOVERY_SLACK_MS, durableServerEnvironment } from './soak/fault-environment';
 export type { DurableServer, FailoverKind, FailoverRecord, FaultEnvironment, FaultEnvironmentCore, FaultServer, FaultTopology } from './soak/fault-environment';
+export { replicatedServerEnvironment } from './soak/replicated-environment';
+export type { ReplicaPair, ReplicatedEnvironment, ReplicationSteps } from './soak/replicated-environment';
 export type { FaultKind } from './soak/fault-catalogue';
 export { startTcpProxy } from './faults/tcp-proxy';
 export type { TcpProxy, TcpProxyOptions } from './faults/tcp-proxy';

@@ -10,7 +10,7 @@ import type { CampaignRequest, RenewRequest } from '@conclave/core';
  */
 export const MAX_BATCH = 10_000;
 /**
- * Campaigns of one turn from which the batch reads before it writes (see the backend's
+ * Campaigns of one turn from which the batch reads before it writes (see the dialect's
  * flushCampaigns): a batch that large is mostly followers looking at leases held live by another
  * process, which a read answers without locking their rows. Smaller batches write at once.
  */

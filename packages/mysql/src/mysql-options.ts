@@ -1,5 +1,6 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
+import { ConclaveError, assertPositiveInteger, optionKeys } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
+import { assertBooleanOptions, checkPoolOrUri, parseServerUrl, timingOptions, type SqlLeaseSettings, type SqlLeaseTimingOptions } from '@conclave/sql-lease';
 import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
 import type { MysqlPoolInput } from './mysql-pool-types';
 
@@ -8,8 +9,8 @@ const KIND = 'mysql';
 /** Default table: not the common `leader_election`, whose columns differ (such a table left in place would be kept by `CREATE TABLE IF NOT EXISTS` and then fail every query). */
 export const DEFAULT_TABLE = 'conclave_election';
 
-/** Options shared by both ways of connecting. Every duration is in ms. */
-export interface MysqlBackendCommonOptions {
+/** Options shared by both ways of connecting (`defaultLeaseMs`, `queryTimeoutMs`: see `SqlLeaseTimingOptions`). Every duration is in ms. */
+export interface MysqlBackendCommonOptions extends SqlLeaseTimingOptions {
   /**
    * The lease table: a plain identifier (letters, digits, `_`, `$`, not only digits, ≤ 64
    * characters), in the pool's current database. Default `conclave_election`, or the URI's
@@ -22,14 +23,6 @@ export interface MysqlBackendCommonOptions {
    * `sql/schema.sql` (or with `ensureSchema()` as a privileged user) instead.
    */
   createSchema?: boolean;
-  /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
-  defaultLeaseMs?: number;
-  /**
-   * Longest wait for a connection plus one round trip, ms. Past it the call rejects with
-   * `BACKEND_UNAVAILABLE` and the connection is destroyed (it may be stuck on a dead server).
-   * Default 5 000.
-   */
-  queryTimeoutMs?: number;
   /**
    * Fast hand-over: wake followers through MySQL named locks (`GET_LOCK`) when a leader releases,
    * instead of waiting for their next poll. Costs one extra connection per leading process and one
@@ -106,11 +99,8 @@ export type MysqlPoolSource =
   | { kind: 'pool'; pool: MysqlPoolInput }
   | { kind: 'factory'; factory: () => Promise<MysqlPoolInput> };
 
-export interface ResolvedMysqlOptions {
+export interface ResolvedMysqlOptions extends SqlLeaseSettings {
   table: string;
-  createSchema: boolean;
-  defaultLeaseMs: number;
-  queryTimeoutMs: number;
   wakeUp: boolean;
   maxWatchConnections: number;
   multipleStatements: boolean | undefined;
@@ -135,54 +125,16 @@ export function assertTableName(table: unknown): asserts table is string {
   }
 }
 
+const URI_FORM = { kind: KIND, what: 'MySQL URI', schemes: ['mysql', 'mariadb'], defaultPort: 3306 } as const;
+
 /** Parses `mysql://user:pass@host:port/db?table=…`. Throws `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function parseMysqlUri(uri: unknown): MysqlUriSettings {
-  if (typeof uri !== 'string' || uri.length === 0) {
-    throw new ConclaveError('INVALID_URL', `uri must be a non-empty string, got ${describeValue(uri)}`, { backend: KIND });
-  }
-  // The user info ends at the last `@`; a raw `/ ? #` in it would make the URL parser split the
-  // password into host, path or query, which messages then quote.
-  const afterScheme = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
-  const at = afterScheme.lastIndexOf('@');
-  if (at !== -1 && /[/?#]/.test(afterScheme.slice(0, at))) {
-    throw new ConclaveError('INVALID_URL', `a "/", "?" or "#" in the user or password must be percent-encoded: ${redact(uri)}`, {
-      backend: KIND,
-    });
-  }
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    // No cause: Node's "Invalid URL" error keeps the whole input, password included.
-    throw new ConclaveError('INVALID_URL', `cannot parse the MySQL URI ${redact(uri)}`, { backend: KIND });
-  }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
-    throw new ConclaveError('INVALID_URL', `MySQL URI must start with mysql:// or mariadb://, got ${redact(uri)}`, {
-      backend: KIND,
-    });
-  }
-  if (!url.hostname) {
-    throw new ConclaveError('INVALID_URL', `MySQL URI has no host: ${redact(uri)}`, { backend: KIND });
-  }
-  const port = url.port === '' ? 3306 : Number(url.port);
-  const database = safeDecode(url.pathname.replace(/^\//, ''), uri);
-  // A "/" or "@" here is a password's raw character that made the URL split elsewhere.
-  if (!database || database.includes('/') || database.includes('@')) {
-    throw new ConclaveError('INVALID_URL', `MySQL URI must name one database (mysql://host:3306/db): ${redact(uri)}`, {
-      backend: KIND,
-    });
-  }
-  const settings: MysqlUriSettings = {
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port,
-    database,
-    connectionLimit: 4,
-  };
-  if (url.username) settings.user = safeDecode(url.username, uri);
-  if (url.password) settings.password = safeDecode(url.password, uri);
-  const where = redact(uri);
+  const { host, port, database, user, password, params, where } = parseServerUrl(uri, URI_FORM);
+  const settings: MysqlUriSettings = { host, port, database, connectionLimit: 4 };
+  if (user !== undefined) settings.user = user;
+  if (password !== undefined) settings.password = password;
   const tlsParams = new Map<string, string>();
-  for (const [key, value] of url.searchParams) {
+  for (const [key, value] of params) {
     if (key === 'table') {
       assertTableName(value);
       settings.table = value;
@@ -211,16 +163,10 @@ export function parseMysqlUri(uri: unknown): MysqlUriSettings {
 
 /** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
-  assertOptionKeys(options, MYSQL_OPTION_KEYS, 'MysqlBackend options', KIND);
-  const o = options as Partial<MysqlBackendCommonOptions> & { pool?: unknown; uri?: unknown };
-  const hasPool = o.pool !== undefined && o.pool !== null;
-  const hasUri = o.uri !== undefined && o.uri !== null;
-  if (hasPool === hasUri) {
-    throw new ConclaveError('INVALID_OPTIONS', 'MysqlBackend needs exactly one of `pool` or `uri`', { backend: KIND });
-  }
+  const { options: o, fromUri } = checkPoolOrUri<MysqlBackendCommonOptions>(options, MYSQL_OPTION_KEYS, 'MysqlBackend', KIND);
   let source: MysqlPoolSource;
   let uriTable: string | undefined;
-  if (hasUri) {
+  if (fromUri) {
     const settings = parseMysqlUri(o.uri);
     uriTable = settings.table;
     source = { kind: 'uri', settings };
@@ -236,17 +182,10 @@ export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
 
   const table = o.table ?? uriTable ?? DEFAULT_TABLE;
   assertTableName(table);
-  const defaultLeaseMs = o.defaultLeaseMs ?? DEFAULT_LEASE_MS;
-  assertPositiveInteger(defaultLeaseMs, 'defaultLeaseMs', KIND);
-  const queryTimeoutMs = o.queryTimeoutMs ?? 5_000;
-  assertPositiveInteger(queryTimeoutMs, 'queryTimeoutMs', KIND);
+  const { defaultLeaseMs, queryTimeoutMs } = timingOptions(o, KIND);
   const maxWatchConnections = o.maxWatchConnections ?? 8;
   assertPositiveInteger(maxWatchConnections, 'maxWatchConnections', KIND);
-  for (const key of ['createSchema', 'wakeUp', 'multipleStatements'] as const) {
-    if (o[key] !== undefined && typeof o[key] !== 'boolean') {
-      throw new ConclaveError('INVALID_OPTIONS', `${key} must be a boolean, got ${describeValue(o[key])}`, { backend: KIND });
-    }
-  }
+  assertBooleanOptions(o, ['createSchema', 'wakeUp', 'multipleStatements'], KIND);
   return {
     table,
     createSchema: o.createSchema ?? true,
@@ -257,17 +196,4 @@ export function resolveMysqlOptions(options: unknown): ResolvedMysqlOptions {
     multipleStatements: o.multipleStatements ?? (source.kind === 'uri' ? true : undefined),
     source,
   };
-}
-
-function safeDecode(part: string, uri: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch (cause) {
-    throw new ConclaveError('INVALID_URL', `bad percent-encoding in the MySQL URI ${redact(uri)}`, { backend: KIND, cause });
-  }
-}
-
-/** The URI, password hidden, quoted for a message. */
-function redact(uri: string): string {
-  return JSON.stringify(redactUrl(uri));
 }

@@ -1,5 +1,6 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
+import { ConclaveError, optionKeys } from '@conclave/core';
 import { describeValue } from '@conclave/core/internal';
+import { assertBooleanOptions, checkPoolOrUri, parseServerUrl, timingOptions, type SqlLeaseSettings, type SqlLeaseTimingOptions } from '@conclave/sql-lease';
 import type { Pool } from 'pg';
 
 const KIND = 'postgres';
@@ -7,8 +8,8 @@ const KIND = 'postgres';
 /** Default lease table (same name as the MySQL backend's; its columns are this backend's own). */
 export const DEFAULT_TABLE = 'conclave_election';
 
-/** Options shared by both ways of connecting. Every duration is in ms. */
-export interface PostgresBackendCommonOptions {
+/** Options shared by both ways of connecting (`defaultLeaseMs`, `queryTimeoutMs`: see `SqlLeaseTimingOptions`). Every duration is in ms. */
+export interface PostgresBackendCommonOptions extends SqlLeaseTimingOptions {
   /**
    * The lease table: a lowercase identifier (`a-z`, digits, `_`, not starting with a digit, at
    * most 63 characters), so that it means the same quoted or not. Default `conclave_election`,
@@ -19,14 +20,6 @@ export interface PostgresBackendCommonOptions {
   schema?: string;
   /** Run `CREATE TABLE IF NOT EXISTS` (the DDL of `sql/schema.sql`) once, before first use. Default true. */
   createSchema?: boolean;
-  /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
-  defaultLeaseMs?: number;
-  /**
-   * Longest wait for a connection plus one round trip, ms. Past it the call rejects with
-   * `BACKEND_UNAVAILABLE` and the connection is destroyed (it may be stuck on a dead server).
-   * Default 5 000.
-   */
-  queryTimeoutMs?: number;
   /**
    * Fast hand-over: followers `LISTEN` and a release, force or clear sends `NOTIFY`, so they
    * campaign at once instead of at their next poll. Holds one connection of the pool while any
@@ -84,12 +77,9 @@ export interface PostgresUriSettings {
 /** Where the pool comes from; decides who ends it. */
 export type PostgresPoolSource = { kind: 'uri'; settings: PostgresUriSettings } | { kind: 'pool'; pool: Pool };
 
-export interface ResolvedPostgresOptions {
+export interface ResolvedPostgresOptions extends SqlLeaseSettings {
   table: string;
   schema: string | null;
-  createSchema: boolean;
-  defaultLeaseMs: number;
-  queryTimeoutMs: number;
   wakeUp: boolean;
   source: PostgresPoolSource;
 }
@@ -114,44 +104,15 @@ export function assertIdentifier(name: unknown, what: 'table' | 'schema'): asser
   }
 }
 
+const URI_FORM = { kind: KIND, what: 'PostgreSQL URL', schemes: ['postgres', 'postgresql'], defaultPort: 5432 } as const;
+
 /** Parses `postgres://user:pass@host:port/db?table=…`. Throws `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function parsePostgresUri(uri: unknown): PostgresUriSettings {
-  if (typeof uri !== 'string' || uri.length === 0) {
-    throw new ConclaveError('INVALID_URL', `uri must be a non-empty string, got ${describeValue(uri)}`, { backend: KIND });
-  }
-  // The user info ends at the last `@`; a raw `/ ? #` in it would make the URL parser split the
-  // password into host, path or query, which messages then quote.
-  const afterScheme = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
-  const at = afterScheme.lastIndexOf('@');
-  if (at !== -1 && /[/?#]/.test(afterScheme.slice(0, at))) {
-    throw new ConclaveError('INVALID_URL', `a "/", "?" or "#" in the user or password must be percent-encoded: ${redact(uri)}`, { backend: KIND });
-  }
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    // No cause: Node's "Invalid URL" error keeps the whole input, password included.
-    throw new ConclaveError('INVALID_URL', `cannot parse the PostgreSQL URL ${redact(uri)}`, { backend: KIND });
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConclaveError('INVALID_URL', `PostgreSQL URL must start with postgres:// or postgresql://, got ${redact(uri)}`, { backend: KIND });
-  }
-  if (!url.hostname) throw new ConclaveError('INVALID_URL', `PostgreSQL URL has no host: ${redact(uri)}`, { backend: KIND });
-  const database = safeDecode(url.pathname.replace(/^\//, ''), uri);
-  if (!database || database.includes('/') || database.includes('@')) {
-    throw new ConclaveError('INVALID_URL', `PostgreSQL URL must name one database (postgres://host:5432/db): ${redact(uri)}`, { backend: KIND });
-  }
-  const settings: PostgresUriSettings = {
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? 5432 : Number(url.port),
-    database,
-    connectionLimit: 4,
-    sslmode: 'disable',
-  };
-  if (url.username) settings.user = safeDecode(url.username, uri);
-  if (url.password) settings.password = safeDecode(url.password, uri);
-  const where = redact(uri);
-  for (const [key, value] of url.searchParams) {
+  const { host, port, database, user, password, params, where } = parseServerUrl(uri, URI_FORM);
+  const settings: PostgresUriSettings = { host, port, database, connectionLimit: 4, sslmode: 'disable' };
+  if (user !== undefined) settings.user = user;
+  if (password !== undefined) settings.password = password;
+  for (const [key, value] of params) {
     if (key === 'table' || key === 'schema') {
       assertIdentifier(value, key);
       settings[key] = value;
@@ -179,18 +140,12 @@ export function parsePostgresUri(uri: unknown): PostgresUriSettings {
 
 /** Validates options and fills defaults. Throws `INVALID_OPTIONS` / `INVALID_URL` / `INVALID_NAME`; no I/O. */
 export function resolvePostgresOptions(options: unknown): ResolvedPostgresOptions {
-  assertOptionKeys(options, POSTGRES_OPTION_KEYS, 'PostgresBackend options', KIND);
-  const o = options as Partial<PostgresBackendCommonOptions> & { pool?: unknown; uri?: unknown };
-  const hasPool = o.pool !== undefined && o.pool !== null;
-  const hasUri = o.uri !== undefined && o.uri !== null;
-  if (hasPool === hasUri) {
-    throw new ConclaveError('INVALID_OPTIONS', 'PostgresBackend needs exactly one of `pool` or `uri`', { backend: KIND });
-  }
+  const { options: o, fromUri } = checkPoolOrUri<PostgresBackendCommonOptions>(options, POSTGRES_OPTION_KEYS, 'PostgresBackend', KIND);
   let source: PostgresPoolSource;
-  let fromUri: { table?: string; schema?: string } = {};
-  if (hasUri) {
+  let uriNames: { table?: string; schema?: string } = {};
+  if (fromUri) {
     const settings = parsePostgresUri(o.uri);
-    fromUri = settings;
+    uriNames = settings;
     source = { kind: 'uri', settings };
   } else {
     const pool = o.pool as { connect?: unknown; query?: unknown };
@@ -199,31 +154,11 @@ export function resolvePostgresOptions(options: unknown): ResolvedPostgresOption
     }
     source = { kind: 'pool', pool: o.pool as Pool };
   }
-  const table = o.table ?? fromUri.table ?? DEFAULT_TABLE;
+  const table = o.table ?? uriNames.table ?? DEFAULT_TABLE;
   assertIdentifier(table, 'table');
-  const schema = o.schema ?? fromUri.schema ?? null;
+  const schema = o.schema ?? uriNames.schema ?? null;
   if (schema !== null) assertIdentifier(schema, 'schema');
-  const defaultLeaseMs = o.defaultLeaseMs ?? DEFAULT_LEASE_MS;
-  assertPositiveInteger(defaultLeaseMs, 'defaultLeaseMs', KIND);
-  const queryTimeoutMs = o.queryTimeoutMs ?? 5_000;
-  assertPositiveInteger(queryTimeoutMs, 'queryTimeoutMs', KIND);
-  for (const key of ['createSchema', 'wakeUp'] as const) {
-    if (o[key] !== undefined && typeof o[key] !== 'boolean') {
-      throw new ConclaveError('INVALID_OPTIONS', `${key} must be a boolean, got ${describeValue(o[key])}`, { backend: KIND });
-    }
-  }
+  const { defaultLeaseMs, queryTimeoutMs } = timingOptions(o, KIND);
+  assertBooleanOptions(o, ['createSchema', 'wakeUp'], KIND);
   return { table, schema, createSchema: o.createSchema ?? true, defaultLeaseMs, queryTimeoutMs, wakeUp: o.wakeUp ?? true, source };
-}
-
-function safeDecode(part: string, uri: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw new ConclaveError('INVALID_URL', `bad percent-encoding in the PostgreSQL URL ${redact(uri)}`, { backend: KIND });
-  }
-}
-
-/** The URL, password hidden, quoted for a message. */
-function redact(uri: string): string {
-  return JSON.stringify(redactUrl(uri));
 }

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { RECOVERY_SLACK_MS, startTcpProxy, type FailoverKind, type FailoverRecord, type FaultEnvironmentCore, type TcpProxy } from '@conclave/test-harness/tools';
+import { RECOVERY_SLACK_MS, replicatedServerEnvironment, type FailoverKind, type ReplicatedEnvironment } from '@conclave/test-harness/tools';
 import { startPostgres, type PostgresServer } from './postgres-server';
 
 /**
@@ -20,121 +20,54 @@ const FAILOVER_ALLOWANCE_MS = 2000;
  * resolves once the standby of the current primary streams (after a failover it is rebuilt in the
  * background), so a test can time what it does during a failover from the failover's start.
  */
-export interface PostgresReplicatedEnvironment extends FaultEnvironmentCore {
+export interface PostgresReplicatedEnvironment extends ReplicatedEnvironment {
   standbyReady(): Promise<void>;
 }
 
-/** A primary with its streaming standby, which replicates through a proxy (`link`) that a failover can stall. */
-interface Pair {
-  primary: PostgresServer;
-  link: TcpProxy;
-  replica: PostgresServer;
-}
-
 /**
- * The `replicated` topology: a private primary and an asynchronous streaming standby (its
- * replication connection through `link`, a harness proxy), behind one endpoint (a proxy, as a
- * managed database's DNS name) that candidates reach through their own proxies. A failover
- * promotes the standby and moves the endpoint to it; then, in the background, the new primary
- * gets a new standby (a fresh base backup) for the next failover.
+ * The `replicated` topology (see `replicatedServerEnvironment`): a private primary and an
+ * asynchronous streaming standby, a fresh base backup of its primary. A failover promotes the
+ * standby (`pg_promote`).
  */
 export async function startPostgresReplicatedEnvironment(leaseMs: number): Promise<PostgresReplicatedEnvironment> {
-  const primary = await startPostgres();
-  let pair: Pair;
-  try {
-    pair = await withStandby(primary);
-  } catch (err) {
-    await primary.stop();
-    throw err;
-  }
-  const endpoint = await startTcpProxy({ targetPort: primary.port });
-  /** The next standby, being built after a failover; a failed build is reported by the next failover. */
-  let rebuilding: Promise<Pair> = Promise.resolve(pair);
-  /** Every server and proxy started, for close(). */
-  const started: Array<PostgresServer | TcpProxy> = [primary, pair.link, pair.replica, endpoint];
-  let closed = false;
-
-  const failover = async (kind: FailoverKind): Promise<FailoverRecord> => {
-    if (!FAILOVER_KINDS.includes(kind)) throw new Error(`the replicated PostgreSQL environment does not stage a ${kind} failover`);
-    const { primary: old, link, replica } = (pair = await rebuilding);
-    const startedAt = Date.now();
-    if (kind === 'kill') {
-      await caughtUp(old, replica);
-      await old.kill();
-    } else if (kind === 'kill-lagging') {
-      // The primary goes on granting and renewing for half a lease that the standby never sees.
-      link.blackhole();
-      await new Promise((r) => setTimeout(r, leaseMs / 2));
-      await old.kill();
-    } else {
-      // A planned switch-over: no more writes on the old primary, the standby replays them all.
-      await run(old, `ALTER SYSTEM SET default_transaction_read_only = on`);
-      await run(old, `SELECT pg_reload_conf()`);
-      await caughtUp(old, replica);
-    }
-    await run(replica, `SELECT pg_promote(true, ${PROMOTE_WAIT_S})`);
-    endpoint.retarget(replica.port);
-    const switchMs = Date.now() - startedAt;
-    // The old primary and its link are done with; the new primary gets a standby of its own.
-    rebuilding = (async () => {
-      await link.close();
-      await old.stop();
-      const next = await withStandby(replica);
-      if (closed) {
-        await Promise.all([next.link.close(), next.replica.stop()]);
-      } else started.push(next.link, next.replica);
-      return next;
-    })();
-    rebuilding.catch(() => undefined);
-    return { kind, primaryPort: replica.port, switchMs };
-  };
-
-  return {
-    servers: [
-      {
-        index: 0,
-        port: endpoint.port,
-        label: 'postgres endpoint (primary)',
-        kill: () => pair.primary.kill(),
-        restart: () => pair.primary.restart(),
-        pause: () => pair.primary.pause(),
-        resume: () => pair.primary.resume(),
-      },
-    ],
-    urlFor: (ports) => `postgres://root@127.0.0.1:${ports[0]!}/test`,
-    restartLosesState: false,
+  const env = await replicatedServerEnvironment<PostgresServer>({
+    store: 'PostgreSQL',
+    failoverKinds: FAILOVER_KINDS,
+    label: 'postgres endpoint (primary)',
+    urlFor: (port) => `postgres://root@127.0.0.1:${port}/test`,
     // After the switch: at most one lease for the old leader's lease (or the fence that stands
     // for it on the new primary), one more for a follower's look again, and the slack.
     recoveryMarginMs: 2 * leaseMs + FAILOVER_ALLOWANCE_MS + RECOVERY_SLACK_MS,
-    failover,
-    failoverKinds: FAILOVER_KINDS,
-    standbyReady: async () => {
-      await rebuilding;
+    startPrimary: () => startPostgres(),
+    async startReplica(_primary, linkPort) {
+      const replica = await startPostgres({ standbyOf: linkPort });
+      try {
+        await streaming(replica);
+      } catch (err) {
+        await replica.stop();
+        throw err;
+      }
+      return replica;
     },
-    async close() {
-      closed = true;
-      await rebuilding.catch(() => undefined);
-      await Promise.all(started.map((s) => ('stop' in s ? s.stop() : s.close()).catch(() => undefined)));
+    async stopPrimary(kind, { primary: old, link, replica }) {
+      if (kind === 'kill') {
+        await caughtUp(old, replica);
+        await old.kill();
+      } else if (kind === 'kill-lagging') {
+        // The primary goes on granting and renewing for half a lease that the standby never sees.
+        link.blackhole();
+        await new Promise((r) => setTimeout(r, leaseMs / 2));
+        await old.kill();
+      } else {
+        // A planned switch-over: no more writes on the old primary, the standby replays them all.
+        await run(old, `ALTER SYSTEM SET default_transaction_read_only = on`);
+        await run(old, `SELECT pg_reload_conf()`);
+        await caughtUp(old, replica);
+      }
     },
-  };
-}
-
-/** A standby of `primary`, replicating through a proxy of its own. */
-async function withStandby(primary: PostgresServer): Promise<Pair> {
-  const link = await startTcpProxy({ targetPort: primary.port });
-  try {
-    const replica = await startPostgres({ standbyOf: link.port });
-    try {
-      await streaming(replica);
-    } catch (err) {
-      await replica.stop();
-      throw err;
-    }
-    return { primary, link, replica };
-  } catch (err) {
-    await link.close();
-    throw err;
-  }
+    promote: (replica) => run(replica, `SELECT pg_promote(true, ${PROMOTE_WAIT_S})`),
+  });
+  return { ...env, standbyReady: env.replicaReady };
 }
 
 /** Resolves once the standby streams from its primary (a failover's catch-up then takes a round trip, not a reconnection). */
