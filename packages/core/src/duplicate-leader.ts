@@ -1,4 +1,4 @@
-import type { ElectorSetup } from './elector-standing';
+import type { ElectorSetup } from './elector-setup';
 import { candidateOf } from './instance-id';
 
 /**
