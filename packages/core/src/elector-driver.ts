@@ -3,7 +3,6 @@ import type { CampaignResult, LeaseEndHint, RenewResult } from './backend';
 import { BackendCalls } from './backend-calls';
 import { CallLane } from './call-lane';
 import { capabilityOf, supports } from './capabilities';
-import { DuplicateLeader } from './duplicate-leader';
 import { initialState, transition, type ElectorEffect, type ElectorEvent, type ElectorState, type MachineConfig } from './elector-machine';
 import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
@@ -24,7 +23,6 @@ export class ElectorDriver {
   readonly signals: LeadershipSignals;
   readonly calls: BackendCalls;
   readonly tasks: LeaderTasks;
-  readonly duplicate: DuplicateLeader;
 
   private state: ElectorState = initialState;
   private readonly config: MachineConfig;
@@ -62,7 +60,6 @@ export class ElectorDriver {
     this.signals = new LeadershipSignals(metrics);
     this.calls = new BackendCalls(setup, metrics, () => this.state.lastToken);
     this.tasks = new LeaderTasks(setup);
-    this.duplicate = new DuplicateLeader(setup);
     this.push = new PushWatch(setup, (hint) => this.pushed(hint));
     this.timer = new StepTimer(() => this.dispatch({ type: 'timer-fired', now: performance.now(), busy: this.lane.busy }));
     this.lane = new CallLane(
@@ -224,8 +221,6 @@ export class ElectorDriver {
         return this.calls.failed(e.what, e.error);
       case 'lease-given-up':
         return this.calls.gaveUpOnLease();
-      case 'notice-leader':
-        return this.duplicate.notice(e.instance);
       case 'first-outcome':
       case 'refuse-start': {
         const first = this.first;
@@ -249,8 +244,6 @@ export class ElectorDriver {
         return this.push.start();
       case 'unwatch':
         return this.push.stop();
-      case 'forget-duplicate':
-        return this.duplicate.forget();
     }
   }
 

@@ -22,7 +22,7 @@ import {
   type PacingOptions,
 } from './elector-pacing';
 import type { LeadershipState, RevokeReason, Role } from './elector-types';
-import { candidateOfNullable } from './instance-id';
+import { candidateOf, candidateOfNullable } from './instance-id';
 
 /**
  * The Elector as one state machine: `transition(state, event, config)` returns the next state and
@@ -86,6 +86,11 @@ export interface ElectorState {
   readonly awaitingFirst: boolean;
   /** The state published to subscribers. */
   readonly view: LeadershipState;
+  /**
+   * The instance id of another Elector with our candidate id that leads, while the backend names
+   * one: it cannot share our term, but it is a deployment mistake (a `health()` problem).
+   */
+  readonly duplicate: string | null;
 }
 
 export const initialState: ElectorState = Object.freeze({
@@ -100,6 +105,7 @@ export const initialState: ElectorState = Object.freeze({
   leaseEndLook: false,
   awaitingFirst: false,
   view: Object.freeze({ role: 'stopped', leaderId: null, token: null }),
+  duplicate: null,
 });
 
 export type ElectorEvent =
@@ -161,16 +167,13 @@ export type ElectorEffect =
   | { type: 'call-succeeded' }
   | { type: 'call-failed'; what: 'campaign' | 'renew'; error: unknown }
   | { type: 'lease-given-up' }
-  /** The leader the backend named (an instance id), for the duplicate-candidate check. */
-  | { type: 'notice-leader'; instance: string | null }
   | { type: 'first-outcome' }
   | { type: 'refuse-start'; error: unknown }
   /** Calls counted afresh, the lease gauge on. */
   | { type: 'open' }
   | { type: 'close' }
   | { type: 'watch' }
-  | { type: 'unwatch' }
-  | { type: 'forget-duplicate' };
+  | { type: 'unwatch' };
 
 export interface Transition {
   state: ElectorState;
@@ -226,7 +229,7 @@ function on(d: Draft, e: ElectorEvent): void {
       // and followers should be woken by the release itself.
       fx.push({ type: 'unwatch' });
       s.holdOffUntil = 0;
-      fx.push({ type: 'forget-duplicate' });
+      s.duplicate = null;
       log(d, 'info', 'campaign stopped');
       return;
     case 'pause': {
@@ -382,7 +385,7 @@ function campaignWon(
     follow(d, campaignBackoff({ failures: 0, jitter: e.jitter }, c));
   } else {
     // We lead now: no duplicate of ours does.
-    fx.push({ type: 'notice-leader', instance: null });
+    s.duplicate = null;
     s.epoch++;
     s.role = 'leader';
     s.lastToken = result.token;
@@ -402,12 +405,12 @@ function campaignLost(
   e: { now: number; watching: boolean },
   result: Extract<CampaignResult, { role: 'follower' }>,
 ): void {
-  const { s, fx, c } = d;
+  const { s, c } = d;
   const leaderId = candidateOfNullable(result.leaderId);
   if (leaderId !== s.view.leaderId || result.token !== s.view.token) {
     publish(d, { role: 'follower', leaderId, token: result.token, reason: s.view.reason });
   }
-  fx.push({ type: 'notice-leader', instance: result.leaderId });
+  noticeDuplicate(d, result.leaderId);
   // A stale node or row of ours; pacing looks again at retryMs, and ignores push then.
   const namedSelf = result.leaderId === c.instanceId;
   if (namedSelf) log(d, 'warn', 'backend reports this candidate as leader without a lease');
@@ -427,6 +430,19 @@ function campaignLost(
   );
   // A pushed lease end may move this look (not the retryMs look at a record naming us).
   s.leaseEndLook = !namedSelf;
+}
+
+/** The backend named `leader` (an instance id): is it another instance with our candidate id? */
+function noticeDuplicate(d: Draft, leader: string | null): void {
+  const { s, c } = d;
+  const duplicate = leader !== null && leader !== c.instanceId && candidateOf(leader) === c.candidateId ? leader : null;
+  if (duplicate !== null && s.duplicate === null) {
+    log(d, 'warn', 'another Elector with this candidate id leads this election; candidate ids should be unique', {
+      instance: c.instanceId,
+      leaderInstance: duplicate,
+    });
+  }
+  s.duplicate = duplicate;
 }
 
 /**

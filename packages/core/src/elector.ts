@@ -105,8 +105,8 @@ export class Elector {
    * the backend has not answered for longer than a lease.
    */
   health(): ElectorHealth {
-    const { role, term } = this.driver.snapshot;
-    const { calls, duplicate } = this.driver;
+    const { role, term, duplicate } = this.driver.snapshot;
+    const { calls } = this.driver;
     return judgeHealth({
       nowMs: performance.now(),
       role,
@@ -118,7 +118,7 @@ export class Elector {
       lastContactAt: calls.lastContactAt,
       answered: calls.answered,
       refusal: calls.refusal(),
-      duplicateLeader: duplicate.current,
+      duplicateLeader: duplicate,
     });
   }
 

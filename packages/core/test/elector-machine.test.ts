@@ -61,8 +61,6 @@ function line(e: ElectorEffect): string {
       return `hand-over #${e.id} ${e.token}${e.holdOff ? ' hold-off' : ''}`;
     case 'call-failed':
       return `call-failed ${e.what}`;
-    case 'notice-leader':
-      return `notice-leader ${e.instance}`;
     case 'raise-token-floor':
       return `raise-token-floor ${e.floor}`;
     case 'end-term':
@@ -179,10 +177,10 @@ const rows: Row[] = [
   },
   {
     name: 'stopped, stop-finished: unwatched, hold-off and duplicate forgotten',
-    state: { ...stopped, holdOffUntil: 1400 },
+    state: { ...stopped, holdOffUntil: 1400, duplicate: 'a n9' },
     event: { type: 'stop-finished' },
-    next: { holdOffUntil: 0 },
-    effects: ['unwatch', 'forget-duplicate', 'log info campaign stopped'],
+    next: { holdOffUntil: 0, duplicate: null },
+    effects: ['unwatch', 'log info campaign stopped'],
   },
   // pause, resume, step-down
   {
@@ -278,7 +276,6 @@ const rows: Row[] = [
     },
     effects: [
       'call-succeeded',
-      'notice-leader null',
       'begin-term 8',
       'deadline 1950',
       'publish leader a 8',
@@ -289,8 +286,8 @@ const rows: Row[] = [
     ],
   },
   {
-    name: 'follower, campaign won with a shorter grant: the term runs on it, renewed at half its usable part',
-    state: follower,
+    name: 'follower seeing a duplicate lead, campaign won with a shorter grant: the term runs on it, renewed at half its usable part; no duplicate leads',
+    state: { ...follower, duplicate: 'a n9' },
     event: { ...wonAt(1000, 1010), result: { role: 'leader', token: 8, leaseMs: 450 } } as ElectorEvent,
     next: {
       role: 'leader',
@@ -299,8 +296,9 @@ const rows: Row[] = [
       lastToken: 8,
       deadlineArmedAt: 1400,
       view: { role: 'leader', leaderId: 'a', token: 8 },
+      duplicate: null,
     },
-    effects: ['call-succeeded', 'notice-leader null', 'begin-term 8', 'deadline 1400', 'publish leader a 8', 'log info elected', 'elected 8', 'announce 8'],
+    effects: ['call-succeeded', 'begin-term 8', 'deadline 1400', 'publish leader a 8', 'log info elected', 'elected 8', 'announce 8'],
   },
   {
     name: 'follower, campaign answered after a role change (epoch): ignored',
@@ -336,21 +334,42 @@ const rows: Row[] = [
     state: starting,
     event: lostTo('b n2'),
     next: { awaitingFirst: false, leaseEndLook: true, view: { role: 'follower', leaderId: 'b', token: 5 } },
-    effects: ['call-succeeded', 'publish follower b 5', 'notice-leader b n2', 'arm slot 1200', 'first-outcome'],
+    effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1200', 'first-outcome'],
   },
   {
     name: 'follower of b, campaign lost to b again: nothing published',
     state: { ...follower, view: { role: 'follower', leaderId: 'b', token: 5 } },
     event: lostTo('b n2'),
     next: { leaseEndLook: true },
-    effects: ['call-succeeded', 'notice-leader b n2', 'arm slot 1200'],
+    effects: ['call-succeeded', 'arm slot 1200'],
   },
   {
     name: 'follower, the backend names this very instance without a lease: warn, look again at retryMs',
     state: follower,
     event: lostTo('a n1'),
     next: { view: { role: 'follower', leaderId: 'a', token: 5 } },
-    effects: ['call-succeeded', 'publish follower a 5', 'notice-leader a n1', 'log warn backend reports this candidate as leader without a lease', 'arm 200ms'],
+    effects: ['call-succeeded', 'publish follower a 5', 'log warn backend reports this candidate as leader without a lease', 'arm 200ms'],
+  },
+  {
+    name: 'follower, campaign lost to another instance with our candidate id: warn once, a duplicate leads',
+    state: follower,
+    event: lostTo('a n9'),
+    next: { leaseEndLook: true, duplicate: 'a n9', view: { role: 'follower', leaderId: 'a', token: 5 } },
+    effects: ['call-succeeded', 'publish follower a 5', 'log warn another Elector with this candidate id leads this election; candidate ids should be unique', 'arm slot 1200'],
+  },
+  {
+    name: 'follower seeing a duplicate lead, campaign lost to it again: no second warning',
+    state: { ...follower, duplicate: 'a n9', view: { role: 'follower', leaderId: 'a', token: 5 } },
+    event: lostTo('a n9'),
+    next: { leaseEndLook: true },
+    effects: ['call-succeeded', 'arm slot 1200'],
+  },
+  {
+    name: 'follower seeing a duplicate lead, campaign lost to b: the duplicate no longer leads',
+    state: { ...follower, duplicate: 'a n9' },
+    event: lostTo('b n2'),
+    next: { leaseEndLook: true, duplicate: null, view: { role: 'follower', leaderId: 'b', token: 5 } },
+    effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1200'],
   },
   {
     name: 'follower watching a reliable push, campaign lost: look only at the lease end',
@@ -358,7 +377,7 @@ const rows: Row[] = [
     event: { ...lostTo('b n2'), watching: true } as ElectorEvent,
     config: pushing,
     next: { leaseEndLook: true, view: { role: 'follower', leaderId: 'b', token: 5 } },
-    effects: ['call-succeeded', 'publish follower b 5', 'notice-leader b n2', 'arm slot 1310'],
+    effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1310'],
   },
   {
     name: 'starting, first campaign refused for good (never answered): start() rejects, no retry',
