@@ -154,6 +154,7 @@ export type ElectorEffect =
   | { type: 'cancel-deadline' }
   /** Step again once the call in flight has returned. */
   | { type: 'defer' }
+  /** Send a campaign (a renewal), given up on after `timeoutMs`; its answer carries `epoch` back. */
   | { type: 'campaign'; epoch: number; sentAt: number; timeoutMs: number }
   | { type: 'renew'; epoch: number; token: number; sentAt: number; timeoutMs: number }
   /** Within the current call, awaited: give back a grant not led on. */
@@ -162,15 +163,21 @@ export type ElectorEffect =
   | { type: 'raise-token-floor'; floor: number }
   /** After the call in flight: release a term that expired, then `expired-term-released`. */
   | { type: 'release-expired'; token: number }
-  /** Await the term's work (up to `deadline`), then release it (or, with no token, the candidacy). */
+  /**
+   * After the hand-overs before it: await the term's work (up to `deadline`; with `holdOff`, then
+   * `term-work-settled`), release the term (with no token, the candidacy), then `handover-done`.
+   */
   | { type: 'hand-over'; id: number; token: number | null; deadline: number | null; holdOff: boolean }
   | { type: 'call-succeeded' }
   | { type: 'call-failed'; what: 'campaign' | 'renew'; error: unknown }
   | { type: 'lease-given-up' }
+  /** start() resolves. */
   | { type: 'first-outcome' }
+  /** start() rejects with `error` (and stops). */
   | { type: 'refuse-start'; error: unknown }
   /** Calls counted afresh, the lease gauge on. */
   | { type: 'open' }
+  /** The lease gauge off, the backend state forgotten: a stopped Elector is no outage. */
   | { type: 'close' }
   | { type: 'watch' }
   | { type: 'unwatch' };
