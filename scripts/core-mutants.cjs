@@ -17,7 +17,8 @@ const { readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const ROOT = join(__dirname, '..');
-const TESTS = ['packages/core'];
+// At most two workers: the core's timing tests share the machine with the mutated runs.
+const TESTS = ['packages/core', '--maxWorkers=2'];
 
 /** `find` must occur exactly once in `file`; it is replaced by `replace`. */
 const MUTANTS = [
@@ -31,8 +32,8 @@ const MUTANTS = [
   {
     name: 'grant-forgets-last-token',
     rule: 'a campaign answered with a token the Elector already led with is not a new term',
-    file: 'packages/core/src/campaigner.ts',
-    find: 'lastToken: standing.lastToken, deadlineMs: deadline',
+    file: 'packages/core/src/elector-machine.ts',
+    find: 'lastToken: s.lastToken, deadlineMs: deadline',
     replace: 'lastToken: null, deadlineMs: deadline',
   },
   {
@@ -62,6 +63,13 @@ const MUTANTS = [
     file: 'packages/core/src/memory-backend.ts',
     find: 'if (!lease || lease.holder !== candidateId || lease.token !== token) {',
     replace: 'if (!lease || lease.holder !== candidateId) {',
+  },
+  {
+    name: 'late-renewal-revives-term',
+    rule: 'a renewal answered after the role changed (stepDown, stop, pause) is ignored',
+    file: 'packages/core/src/elector-machine.ts',
+    find: 'if (e.epoch !== s.epoch || !term) return;',
+    replace: 'if (!term) return;',
   },
 ];
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { BackendStateTracker } from './backend-state';
-import type { ElectorSetup } from './elector-standing';
+import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
 import type { ElectorMetrics } from './metrics';
 import { warnWhenUnreachable } from './unreachable-warning';

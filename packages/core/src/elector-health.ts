@@ -1,11 +1,11 @@
-import type { Term } from './elector-standing';
+import type { TermState } from './elector-machine';
 import type { ElectorHealth, Role } from './elector-types';
 
 /** What `health()` judges from: a plain snapshot of one Elector at `nowMs`. */
 export interface HealthSnapshot {
   nowMs: number;
   role: Role;
-  term: Term | null;
+  term: TermState | null;
   candidateId: string;
   leaseMs: number;
   /** Failed calls since the last one that succeeded, and when that was. */

@@ -1,23 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { Observable } from 'rxjs';
-import { BackendCalls } from './backend-calls';
 import type { BackendState } from './backend-state';
-import { Campaigner } from './campaigner';
-import { DuplicateLeader } from './duplicate-leader';
+import { ElectorDriver } from './elector-driver';
 import { ConclaveError } from './errors';
 import { resolveElectorOptions, type ElectorOptions, type ResolvedElectorOptions } from './elector-options';
 import { judgeHealth } from './elector-health';
-import { ElectorLifecycle } from './elector-lifecycle';
-import { newStanding, type ElectorSetup, type Standing } from './elector-standing';
+import type { ElectorSetup } from './elector-setup';
 import type { ElectedEvent, ElectorHealth, LeaderTask, LeadershipState, LeaseContext, RevokedEvent } from './elector-types';
 import { instanceIdFor } from './instance-id';
-import { LeaderTasks } from './leader-tasks';
-import { LeaderTerm } from './leader-term';
-import { LeadershipSignals } from './leadership-signals';
 import { electorMetrics } from './metrics';
-import { PushWatch } from './push-watch';
 import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from './run-once';
-import { StepRunner } from './step-runner';
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 
 /**
@@ -25,18 +17,11 @@ import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-lea
  * `start()` campaigns, `isLeader()` answers synchronously and turns false on the monotonic
  * clock before the lease can end on the server, `stop()` releases.
  *
- * Internally one backend call is in flight at a time; a timer drives the next call (renew as
- * leader, campaign as follower), and a second timer ends the term at its deadline whether or not
- * the backend ever answers. This class is the facade users construct; the work is done by the
- * pieces it wires together, which share one `Standing`:
- * - campaigner.ts: the follower's campaign and what its answer leads to;
- * - leader-term.ts: the leader's term: renewal, deadline, revocation;
- * - step-runner.ts: the timer for the next call, one call at a time;
- * - push-watch.ts: changes the backend pushes;
- * - elector-lifecycle.ts: start, stop, pause, resume, stepDown;
- * - backend-calls.ts: bounded, measured calls and whether the backend answers;
- * - leadership-signals.ts: the state and event streams.
- * When each call comes is decided in elector-pacing.ts.
+ * Internally it is one state machine: elector-machine.ts decides (a pure transition function
+ * from state and event to the next state and the effects), elector-driver.ts performs the effects
+ * (one backend call at a time, a timer for the next call, a second timer that ends the term at its
+ * deadline whether or not the backend ever answers, the streams) and feeds back what comes of
+ * them; elector-pacing.ts says when each call comes.
  */
 export class Elector {
   readonly election: string;
@@ -50,15 +35,7 @@ export class Elector {
   readonly instanceId: string;
   readonly options: Readonly<ResolvedElectorOptions>;
 
-  private readonly standing: Standing = newStanding();
-  private readonly signals: LeadershipSignals;
-  private readonly calls: BackendCalls;
-  private readonly steps: StepRunner;
-  private readonly tasks: LeaderTasks;
-  private readonly term: LeaderTerm;
-  private readonly campaigner: Campaigner;
-  private readonly duplicate: DuplicateLeader;
-  private readonly lifecycle: ElectorLifecycle;
+  private readonly driver: ElectorDriver;
 
   readonly state$: Observable<LeadershipState>;
   readonly isLeader$: Observable<boolean>;
@@ -87,55 +64,29 @@ export class Elector {
       log,
       context: () => ({ election, candidate: candidateId, backend: backend.kind }),
     };
-    const standing = this.standing;
-    const metrics = electorMetrics(election, backend.kind, this.options.metrics);
-    const signals = (this.signals = new LeadershipSignals(metrics));
+    const driver = (this.driver = new ElectorDriver(setup, electorMetrics(election, backend.kind, this.options.metrics)));
+    const { signals, calls } = driver;
     this.state$ = signals.state$;
     this.isLeader$ = signals.isLeader$;
     this.leader$ = signals.leader$;
     this.elected$ = signals.elected$;
     this.revoked$ = signals.revoked$;
-    const calls = (this.calls = new BackendCalls(setup, metrics, () => standing.lastToken));
     this.backendState$ = calls.states.changes$;
-    const steps = (this.steps = new StepRunner(setup, {
-      step: () => this.step(),
-      wake: () => push.changed(),
-      stepDown: () => term.revoke('lease-expired'),
-    }));
-    const push = new PushWatch(setup, standing, steps);
-    const releaseAfterCurrent = (token: number | null) => steps.afterCurrent(() => calls.release(token));
-    const tasks = (this.tasks = new LeaderTasks(setup));
-    const term = (this.term = new LeaderTerm({ setup, standing, signals, calls, steps, tasks, releaseAfterCurrent }));
-    const duplicate = (this.duplicate = new DuplicateLeader(setup));
-    const campaigner = (this.campaigner = new Campaigner({ setup, standing, signals, calls, steps, term, push, duplicate }));
-    this.lifecycle = new ElectorLifecycle({
-      setup,
-      standing,
-      signals,
-      metrics,
-      calls,
-      steps,
-      term,
-      campaigner,
-      push,
-      duplicate,
-      releaseAfterCurrent,
-    });
   }
 
   /** Whether the backend answers (see `BackendState`); `null` while stopped or before the first answer. */
   get backendState(): BackendState | null {
-    return this.calls.states.state;
+    return this.driver.calls.states.state;
   }
 
   /** Current state snapshot. */
   get state(): LeadershipState {
-    return this.signals.state;
+    return this.driver.signals.state;
   }
 
   /** Fencing token of the current term while leading, else `null`. */
   get token(): number | null {
-    return this.term.current()?.token ?? null;
+    return this.driver.current()?.token ?? null;
   }
 
   /**
@@ -144,7 +95,7 @@ export class Elector {
    * Synchronous and I/O-free: it turns false on time even if the backend never answers.
    */
   isLeader(): boolean {
-    return this.term.current() !== null;
+    return this.driver.current() !== null;
   }
 
   /**
@@ -154,19 +105,20 @@ export class Elector {
    * the backend has not answered for longer than a lease.
    */
   health(): ElectorHealth {
-    const { role, term } = this.standing;
+    const { role, term, duplicate } = this.driver.snapshot;
+    const { calls } = this.driver;
     return judgeHealth({
       nowMs: performance.now(),
       role,
       term,
       candidateId: this.candidateId,
       leaseMs: this.options.leaseMs,
-      failures: this.calls.failures,
-      lastFailure: this.calls.lastFailure,
-      lastContactAt: this.calls.lastContactAt,
-      answered: this.calls.answered,
-      refusal: this.calls.refusal(),
-      duplicateLeader: this.duplicate.current,
+      failures: calls.failures,
+      lastFailure: calls.lastFailure,
+      lastContactAt: calls.lastContactAt,
+      answered: calls.answered,
+      refusal: calls.refusal(),
+      duplicateLeader: duplicate,
     });
   }
 
@@ -179,7 +131,7 @@ export class Elector {
    * a running Elector) is retried like any other, logged as an error and reported by `health()`.
    */
   start(): Promise<void> {
-    return this.lifecycle.start();
+    return this.driver.start();
   }
 
   /**
@@ -189,7 +141,7 @@ export class Elector {
    * promise resolves once the release has returned.
    */
   stop(): Promise<void> {
-    return this.lifecycle.stop();
+    return this.driver.stop();
   }
 
   /** `await using elector = new Elector(…)`: stops (and releases) when the scope ends, like `stop()`. */
@@ -202,17 +154,17 @@ export class Elector {
    * but keeps campaigning, 2 × `retryMs` after that work ended. Resolves once released.
    */
   stepDown(): Promise<void> {
-    return this.lifecycle.stepDown();
+    return this.driver.stepDown();
   }
 
   /** Stops campaigning without stopping; a leader steps down and releases (as `stepDown()`). */
   pause(): void {
-    this.lifecycle.pause();
+    this.driver.pause();
   }
 
   /** Campaigns again after `pause()`. */
   resume(): void {
-    this.lifecycle.resume();
+    this.driver.resume();
   }
 
   /**
@@ -234,12 +186,11 @@ export class Elector {
     if (typeof task !== 'function') {
       throw new ConclaveError('INVALID_OPTIONS', 'whileLeader needs a function', { election: this.election });
     }
-    const unregister = this.tasks.add(task);
-    const current = this.term.current();
-    if (current) this.tasks.run(task, current);
+    const unregister = this.driver.tasks.add(task);
+    const current = this.driver.current();
+    if (current) this.driver.tasks.run(task, current);
     return unregister;
   }
-
 
   /**
    * Resolves with this term's `{ token, signal }` once this candidate leads — at once if it does
@@ -254,10 +205,10 @@ export class Elector {
       {
         election: this.election,
         current: () => {
-          const current = this.term.current();
+          const current = this.driver.current();
           return current ? { token: current.token, signal: current.controller.signal } : null;
         },
-        stopped: () => this.standing.role === 'stopped',
+        stopped: () => this.driver.snapshot.role === 'stopped',
         changes: this.state$,
       },
       options,
@@ -279,14 +230,5 @@ export class Elector {
    */
   runOnce<T>(task: OnceTask<T>, options?: RunOnceOptions): Promise<RunOnceResult<T>> {
     return runOnce(this, task, options);
-  }
-
-  /** Takes the step the role calls for, unless a call is in flight (then it follows that call). */
-  private step(): void {
-    if (this.steps.deferIfBusy()) return;
-    const { role, handover } = this.standing;
-    // A follower handing over a term campaigns once the handover is done (it arms that step).
-    if (role === 'follower' && handover === null) void this.steps.exclusive(() => this.campaigner.campaignOnce());
-    else if (role === 'leader') void this.steps.exclusive(() => this.term.renewOnce());
   }
 }

@@ -1,6 +1,12 @@
 import type { LeaderTask } from './elector-types';
-import type { ElectorSetup, Term } from './elector-standing';
+import type { ElectorSetup } from './elector-setup';
 import { trackTermWork } from './term-work';
+
+/** One term's token, and the controller of the signal its work receives. */
+export interface TermWork {
+  token: number;
+  controller: AbortController;
+}
 
 /**
  * The `whileLeader` tasks of one Elector: each runs once per term, with the term's token and a
@@ -21,13 +27,13 @@ export class LeaderTasks {
   }
 
   /** Runs every task for a term that has just begun, while it is still the current one. */
-  runAll(term: Term, isCurrent: () => boolean): void {
+  runAll(term: TermWork, isCurrent: () => boolean): void {
     for (const task of this.tasks) {
       if (isCurrent()) this.run(task, term);
     }
   }
 
-  run(task: LeaderTask, term: Term): void {
+  run(task: LeaderTask, term: TermWork): void {
     const { token, controller } = term;
     const run = Promise.resolve()
       .then(() => task({ token, signal: controller.signal }))

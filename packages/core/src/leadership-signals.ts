@@ -35,26 +35,10 @@ export class LeadershipSignals {
     return this.stateSubject.getValue();
   }
 
-  /**
-   * Emits `next` unless it equals the current state. `reason` is kept only for `follower` and
-   * `paused`: a leader has lost nothing, and a stopped Elector starts afresh.
-   */
+  /** Emits `next`, a change (the state machine publishes changes only); a new role is counted. */
   publish(next: LeadershipState): void {
-    const cur = this.stateSubject.getValue();
-    const clean: LeadershipState = { role: next.role, leaderId: next.leaderId, token: next.token };
-    if (next.reason !== undefined && next.role !== 'leader' && next.role !== 'stopped') clean.reason = next.reason;
-    if (
-      cur.role === clean.role &&
-      cur.leaderId === clean.leaderId &&
-      cur.token === clean.token &&
-      cur.reason === clean.reason
-    ) {
-      return;
-    }
-    if (cur.role !== clean.role) {
-      this.metrics.transition(clean.role, clean.reason);
-    }
-    this.stateSubject.next(clean);
+    if (this.stateSubject.getValue().role !== next.role) this.metrics.transition(next.role, next.reason);
+    this.stateSubject.next(next);
   }
 
   elected(event: ElectedEvent): void {

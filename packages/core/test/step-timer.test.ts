@@ -1,12 +1,11 @@
 import { stat } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
-import type { ElectorSetup } from '../src/elector-standing';
-import { StepRunner } from '../src/step-runner';
+import { StepTimer } from '../src/step-timer';
 
-/** A runner whose steps are counted; the setup is only read when a call throws. */
-function countingRunner(): { runner: StepRunner; steps: () => number } {
+/** A timer whose steps are counted. */
+function countingRunner(): { runner: StepTimer; steps: () => number } {
   let steps = 0;
-  const runner = new StepRunner({} as ElectorSetup, { step: () => steps++, wake: () => undefined, stepDown: () => undefined });
+  const runner = new StepTimer(() => steps++);
   return { runner, steps: () => steps };
 }
 
@@ -15,7 +14,7 @@ function countingRunner(): { runner: StepRunner; steps: () => number } {
  * phase. From an I/O callback the order is fixed: immediates run before the next timers phase,
  * so a step armed as an immediate has run and one armed as a 0 ms timer (at least 1 ms) has not.
  */
-function stepsByNextTurn(arm: (runner: StepRunner) => void): Promise<number> {
+function stepsByNextTurn(arm: (runner: StepTimer) => void): Promise<number> {
   const { runner, steps } = countingRunner();
   return new Promise((resolve) => {
     stat(__filename, () => {
@@ -29,10 +28,10 @@ function stepsByNextTurn(arm: (runner: StepRunner) => void): Promise<number> {
   });
 }
 
-describe('StepRunner', () => {
+describe('StepTimer', () => {
   test('a step due now runs on the next turn of the loop, not after a timer tick', async () => {
     expect(await stepsByNextTurn((runner) => runner.schedule(0))).toBe(1);
-    expect(await stepsByNextTurn((runner) => runner.follow({ action: 'campaign', delayMs: 0 }))).toBe(1);
+    expect(await stepsByNextTurn((runner) => runner.arm({ delayMs: 0 }))).toBe(1);
   });
 
   test('a step due now is cancelled by cancel() and replaced by a later schedule()', async () => {
