@@ -26,7 +26,7 @@ module.exports = {
   moduleNameMapper: {
     '^@conclave/test-harness$': '<rootDir>/test-harness/src/index.ts',
     '^@conclave/test-harness/tools$': '<rootDir>/test-harness/src/tools.ts',
-    '^@conclave/core/internal$': '<rootDir>/packages/core/src/internal.ts',
+    '^@conclave/core/spi$': '<rootDir>/packages/core/src/spi.ts',
     // A backend package's kit and launchers (its `testing` entry), and every package's main entry.
     '^@conclave/([a-z0-9-]+)/testing$': '<rootDir>/packages/$1/src/testing/index.ts',
     '^@conclave/([a-z0-9-]+)$': '<rootDir>/packages/$1/src/index.ts',

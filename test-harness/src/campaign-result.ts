@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import type { CampaignResult } from '@conclave/core';
+import type { CampaignResult } from '@conclave/core/spi';
 
 /**
  * Asserts that a campaign won, and returns the result narrowed to a leader's: for checks that

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { BACKEND_METHODS, ConclaveError, ForwardingBackend, type BackendMethod, type ElectionBackend, type ForwardHooks } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { BACKEND_METHODS, ForwardingBackend, type BackendMethod, type ElectionBackend, type ForwardHooks } from '@conclave/core/spi';
 
 /** One call made through a `ControlledBackend`, with when it was sent, answered and delivered. */
 export interface ControlledCall {

@@ -6,7 +6,7 @@ import {
   forwardBackend,
   type BackendMethod,
   type ElectionBackend,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 import { ControlledBackend, HangableBackend } from '@conclave/test-harness';
 

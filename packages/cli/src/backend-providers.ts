@@ -1,4 +1,5 @@
-import { isBackendProvider, memoryProvider, type BackendProvider } from '@conclave/core';
+import { memoryProvider } from '@conclave/core';
+import { isBackendProvider, type BackendProvider } from '@conclave/core/spi';
 import { installedBackendPackages, type BackendPackage } from './installed-backends';
 
 /**

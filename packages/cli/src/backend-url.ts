@@ -1,4 +1,5 @@
-import { ConclaveError, createBackend as createFromProviders, providerFor, redactUrl, type ElectionBackend } from '@conclave/core';
+import { ConclaveError, createBackend as createFromProviders, redactUrl } from '@conclave/core';
+import { providerFor, type ElectionBackend } from '@conclave/core/spi';
 import { createMigratingBackend as createMigrating, migrateProvider, type MigratingBackend } from '@conclave/migrate';
 import { BACKEND_PROVIDERS } from './backend-providers';
 

@@ -1,4 +1,5 @@
-import { isConclaveError, redactText } from '@conclave/core';
+import { isConclaveError } from '@conclave/core';
+import { redactText } from '@conclave/core/spi';
 
 /** Exit codes of the `conclave` command (documented in the README and `--help`). */
 export const EXIT = {

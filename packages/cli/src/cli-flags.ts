@@ -3,7 +3,7 @@
  * reading their values, where a bad value is a `UsageError` that names the flag.
  */
 import { parseArgs } from 'node:util';
-import { MAX_LEADER_VALUE_BYTES } from '@conclave/core';
+import { MAX_LEADER_VALUE_BYTES } from '@conclave/core/spi';
 import type { CommandName } from './cli-commands';
 import { UsageError } from './cli-errors';
 import { parseDuration } from './duration';

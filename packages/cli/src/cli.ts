@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { closestWord } from '@conclave/core/internal';
+import { closestWord } from '@conclave/core/spi';
 import { parseCommand, type ParsedCommand } from './cli-args';
 import { COMMANDS, isCommand, type CommandName } from './cli-commands';
 import { COMMAND_HELP, TOOL_HELP } from './cli-help';

@@ -1,4 +1,4 @@
-import { leaderMetadataOf, type BackendCapabilities, type LeaderInfo } from '@conclave/core';
+import { leaderMetadataOf, type BackendCapabilities, type LeaderInfo } from '@conclave/core/spi';
 
 /** The leader metadata fields of `conclave status --json`: null when the backend cannot tell. */
 export interface LeaderMetadataJson {

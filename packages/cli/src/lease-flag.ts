@@ -1,4 +1,5 @@
-import { isConclaveError, resolveElectorOptions, silentLogger, type ElectionBackend } from '@conclave/core';
+import { isConclaveError, silentLogger } from '@conclave/core';
+import { resolveElectorOptions, type ElectionBackend } from '@conclave/core/spi';
 import { UsageError } from './cli-errors';
 
 /** Longest lease searched for the minimum, ms: the Elector's rules are met far below it. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from '../src/duration';
 import { findCommand } from '../src/find-command';
-import { closestWord } from '@conclave/core/internal';
+import { closestWord } from '@conclave/core/spi';
 import { parseCommand } from '../src/cli-args';
 import { COMMANDS } from '../src/cli-commands';
 import { BACKEND_PROVIDERS } from '../src/backend-providers';

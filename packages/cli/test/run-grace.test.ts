@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { Elector, MemoryBackend, forwardBackend, type CampaignResult } from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import { forwardBackend, type CampaignResult } from '@conclave/core/spi';
 import { maxGraceMs, termGraceMs } from '../src/commands/run';
 
 /**

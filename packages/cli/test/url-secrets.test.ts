@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
-import { isConclaveError, redactText, redactUrl, type ElectionBackend } from '@conclave/core';
+import { isConclaveError, redactUrl } from '@conclave/core';
+import { redactText, type ElectionBackend } from '@conclave/core/spi';
 import { Prng, seedFromEnv } from '@conclave/test-harness';
 import { createBackend } from '../src/backend-url';
 import { assertBuilt, runConclave } from './cli-process';

@@ -1,4 +1,5 @@
-import { Elector, ForwardingBackend, MemoryBackend } from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import { ForwardingBackend } from '@conclave/core/spi';
 
 describe('Elector and backends with await using', () => {
   test('leaving the scope stops the Elector (releasing) and closes the backend', async () => {

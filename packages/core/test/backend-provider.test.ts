@@ -1,4 +1,5 @@
-import { MemoryBackend, createBackend, isBackendProvider, memoryProvider, providerFor, providerUrl, type BackendProvider } from '@conclave/core';
+import { MemoryBackend, createBackend, memoryProvider } from '@conclave/core';
+import { isBackendProvider, providerFor, providerUrl, type BackendProvider } from '@conclave/core/spi';
 import { thrown } from '@conclave/test-harness';
 
 /** The provider seam: URLs go to the provider of their scheme, checked before any I/O. No server needed. */

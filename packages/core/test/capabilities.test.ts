@@ -1,8 +1,7 @@
+import { Elector, MemoryBackend } from '@conclave/core';
 import {
   CAPABILITY_METHODS,
-  Elector,
   ForwardingBackend,
-  MemoryBackend,
   NO_LEADER_METADATA,
   assertCapabilitiesConsistent,
   capabilityOf,
@@ -10,7 +9,7 @@ import {
   supports,
   type BackendCapabilities,
   type ElectionBackend,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 
 /** A memory backend declaring `capabilities`, with the optional methods named in `hidden` taken away. */
 function backendWith(capabilities: BackendCapabilities, hidden: string[] = []): ElectionBackend {

@@ -1,5 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
-import { Elector, MemoryBackend, forwardBackend, type CampaignRequest, type CampaignResult, type ElectionBackend, type RenewRequest, type RenewResult } from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import {
+  forwardBackend,
+  type CampaignRequest,
+  type CampaignResult,
+  type ElectionBackend,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core/spi';
 import { ControlledBackend, delay, waitFor } from '@conclave/test-harness';
 
 // Rules of the Elector that only a pure function's table test covered: here an Elector on a real

@@ -4,16 +4,8 @@
  * election's watchers, as Redis does from keyspace events.
  */
 import { performance } from 'node:perf_hooks';
-import {
-  Elector,
-  MemoryBackend,
-  type BackendCapabilities,
-  type CampaignRequest,
-  type CampaignResult,
-  type LeaseEndHint,
-  type RenewRequest,
-  type RenewResult,
-} from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import type { BackendCapabilities, CampaignRequest, CampaignResult, LeaseEndHint, RenewRequest, RenewResult } from '@conclave/core/spi';
 import { waitFor } from '@conclave/test-harness';
 
 class LeaseEndPushingBackend extends MemoryBackend {

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from '@jest/globals';
-import { ConclaveError, Elector, MemoryBackend, forwardBackend, type ConclaveErrorCode, type Logger } from '@conclave/core';
+import { ConclaveError, Elector, MemoryBackend, type ConclaveErrorCode, type Logger } from '@conclave/core';
+import { forwardBackend } from '@conclave/core/spi';
 import { waitFor } from '@conclave/test-harness';
 
 /** A logger that keeps what it was told. */

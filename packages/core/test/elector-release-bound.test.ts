@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { Elector, MemoryBackend, MemoryStore, forwardBackend, type ReleaseRequest } from '@conclave/core';
+import { Elector, MemoryBackend, MemoryStore } from '@conclave/core';
+import { forwardBackend, type ReleaseRequest } from '@conclave/core/spi';
 import { waitFor } from '@conclave/test-harness';
 
 /** A memory backend that records every release request it is given. */

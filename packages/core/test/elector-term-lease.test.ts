@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { Elector, MemoryBackend, forwardBackend, type CampaignResult, type RenewResult } from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import { forwardBackend, type CampaignResult, type RenewResult } from '@conclave/core/spi';
 
 /** A memory backend that grants two thirds of the lease asked for, as ZooKeeper does of its session. */
 function twoThirdsBackend() {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { Elector, MemoryBackend, candidateOf } from '@conclave/core';
+import { Elector, MemoryBackend } from '@conclave/core';
+import { candidateOf } from '@conclave/core/spi';
 import { instanceIdFor } from '../src/instance-id';
 
 describe('instance ids', () => {

@@ -1,5 +1,5 @@
-import { ConclaveError, Elector, MemoryBackend, assertOptionKeys, installShutdownHook, isConclaveError, optionKeys } from '@conclave/core';
-import { closestWord } from '@conclave/core/internal';
+import { ConclaveError, Elector, MemoryBackend, installShutdownHook, isConclaveError } from '@conclave/core';
+import { assertOptionKeys, closestWord, optionKeys } from '@conclave/core/spi';
 
 /** Unknown option keys are refused with INVALID_OPTIONS before any I/O, with a suggestion when one is close. */
 

@@ -1,4 +1,5 @@
-import { consoleLogger, redactText, redactUrl } from '../src';
+import { consoleLogger, redactUrl } from '../src';
+import { redactText } from '../src/spi';
 
 /** What `redactUrl` shows: the URL's shape for a reader, never a password. */
 

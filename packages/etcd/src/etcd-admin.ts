@@ -1,4 +1,5 @@
-import { ConclaveError, FORCE_ATTEMPTS, candidateOf, type LeaderInfo } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { FORCE_ATTEMPTS, candidateOf, type LeaderInfo } from '@conclave/core/spi';
 import type { IKeyValue } from 'etcd3';
 import { type Candidate, type ElectionReads, floorMark, floorOffset, infoOf, rangeOf } from './etcd-reads';
 import { type ElectionKeys, type EtcdStore, cmp, decodeCandidate, encodeCandidate, op } from './etcd-store';

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { ICompare, IKeyValue, IRangeResponse, IRequestOp, KVClient, LeaseClient, WatchClient } from 'etcd3';
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
+  CampaignSlots,
   assertCandidateId,
   assertElectionName,
   assertInstanceId,
@@ -10,6 +11,7 @@ import {
   assertReleaseBounds,
   assertRequestToken,
   candidateOf,
+  throwIfGivenUp,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -18,8 +20,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
-} from '@conclave/core';
-import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
+} from '@conclave/core/spi';
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
 import { ElectionKeys, EtcdStore, cmp, decodeCandidate, encodeCandidate, op, type CandidateValue } from './etcd-store';

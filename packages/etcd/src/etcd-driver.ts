@@ -1,4 +1,4 @@
-import { loadedOnFirstUse } from '@conclave/core/internal';
+import { loadedOnFirstUse } from '@conclave/core/spi';
 
 /** The etcd3 module (gRPC, protobufjs), loaded when a backend first opens a client. */
 export const etcd3 = loadedOnFirstUse(() => require('etcd3') as typeof import('etcd3'));

@@ -1,5 +1,5 @@
 import type { ICompare, IRequestOp } from 'etcd3';
-import { TickBatcher } from '@conclave/core/internal';
+import { TickBatcher } from '@conclave/core/spi';
 import { cmp, op, type EtcdStore } from './etcd-store';
 import { rangeOf } from './etcd-reads';
 

@@ -1,5 +1,5 @@
 import type { IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
-import { candidateOf, type LeaderInfo } from '@conclave/core';
+import { candidateOf, type LeaderInfo } from '@conclave/core/spi';
 import { type ElectionKeys, type EtcdStore, decodeCandidate, op, type CandidateValue } from './etcd-store';
 
 /** One candidate key as read. */

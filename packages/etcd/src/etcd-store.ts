@@ -1,5 +1,5 @@
 import { ConclaveError } from '@conclave/core';
-import { withTimeout } from '@conclave/core/internal';
+import { withTimeout } from '@conclave/core/spi';
 import type { CallOptions } from '@grpc/grpc-js';
 import type { IKeyValue, IRangeResponse, IRequestOp, ICompare, ITxnResponse, ILeaseKeepAliveResponse, KVClient, LeaseClient } from 'etcd3/lib/rpc';
 import { etcdErrorCode } from './etcd-errors';

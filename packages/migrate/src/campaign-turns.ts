@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, type CampaignRequest } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import type { CampaignRequest } from '@conclave/core/spi';
 import { KIND } from './side-requests';
 
 /**

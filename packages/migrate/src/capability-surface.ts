@@ -2,7 +2,7 @@
  * What a MigratingBackend declares it can do, and the optional methods that go with it: outside
  * `dual` those of the one side in use; in `dual` what both sides together allow.
  */
-import { capabilityOf, supports, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
+import { capabilityOf, supports, type BackendCapabilities, type ElectionBackend } from '@conclave/core/spi';
 import type { DualState } from './dual-state';
 import type { MigrationPhase } from './migration-options';
 import { termKey, validate } from './side-requests';

@@ -4,7 +4,7 @@ import {
   type ElectionBackend,
   type LeaderInfo,
   type LeaderMetadataCapabilities,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import { KIND, throwFirstFailure, validate } from './side-requests';
 
 /**

@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
   supports,
+  withTimeout,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
   type RenewResult,
-} from '@conclave/core';
-import { withTimeout } from '@conclave/core/internal';
+} from '@conclave/core/spi';
 import { CampaignTurns } from './campaign-turns';
 import type { DualState, DualTerm } from './dual-state';
 import { KIND, settle, termKey, validate } from './side-requests';

@@ -1,4 +1,4 @@
-import type { ElectionBackend, ReleaseRequest, RenewRequest, RenewResult } from '@conclave/core';
+import type { ElectionBackend, ReleaseRequest, RenewRequest, RenewResult } from '@conclave/core/spi';
 import type { DualState } from './dual-state';
 import { termKey, throwFirstFailure, timingOf, validate } from './side-requests';
 

@@ -1,4 +1,4 @@
-import type { CampaignResult, ElectionBackend } from '@conclave/core';
+import type { CampaignResult, ElectionBackend } from '@conclave/core/spi';
 
 /** The two leases a dual candidate holds for one term. */
 export interface DualTerm {

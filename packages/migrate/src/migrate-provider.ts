@@ -1,5 +1,5 @@
-import { ConclaveError, createBackend, providerUrl, redactUrl, type BackendProvider, type ElectionBackend } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError, createBackend, redactUrl } from '@conclave/core';
+import { describeValue, providerUrl, type BackendProvider, type ElectionBackend } from '@conclave/core/spi';
 import { MigratingBackend } from './migrating-backend';
 import { MIGRATION_PHASES, type MigrationPhase } from './migration-options';
 

@@ -10,7 +10,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import {
   capabilitiesOf,
   isWatchingOf,

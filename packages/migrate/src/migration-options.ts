@@ -1,5 +1,13 @@
-import { ConclaveError, assertCapabilitiesConsistent, assertOptionKeys, capabilityOf, optionKeys, supports, type ElectionBackend } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError } from '@conclave/core';
+import {
+  assertCapabilitiesConsistent,
+  assertOptionKeys,
+  capabilityOf,
+  describeValue,
+  optionKeys,
+  supports,
+  type ElectionBackend,
+} from '@conclave/core/spi';
 
 /**
  * Where a candidate stands in a migration from backend `from` to backend `to`:

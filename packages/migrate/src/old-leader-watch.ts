@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { candidateOf, type ElectionBackend, type LeaderInfo } from '@conclave/core';
-import { withTimeout } from '@conclave/core/internal';
+import { candidateOf, withTimeout, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
 
 /**
  * What a `to-only` candidate knows of `from`'s leader, to keep the one forbidden mix — old

@@ -2,7 +2,7 @@
  * What every part of the MigratingBackend checks in a request, and how it passes a request on to
  * one side.
  */
-import { assertElectionName, assertInstanceId, type ReleaseRequest, type RenewRequest } from '@conclave/core';
+import { assertElectionName, assertInstanceId, type ReleaseRequest, type RenewRequest } from '@conclave/core/spi';
 
 /** The kind a MigratingBackend reports, and names in its errors. */
 export const KIND = 'migrate';

@@ -1,4 +1,5 @@
-import { ConclaveError, type CampaignRequest, type CampaignResult, type ElectionBackend, type RenewRequest, type RenewResult } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import type { CampaignRequest, CampaignResult, ElectionBackend, RenewRequest, RenewResult } from '@conclave/core/spi';
 import type { OldLeaderWatch } from './old-leader-watch';
 import { KIND, settle, validate } from './side-requests';
 

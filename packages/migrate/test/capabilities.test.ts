@@ -1,4 +1,5 @@
-import { MemoryBackend, MemoryStore, assertCapabilitiesConsistent, type BackendCapabilities, type ElectionBackend } from '@conclave/core';
+import { MemoryBackend, MemoryStore } from '@conclave/core';
+import { assertCapabilitiesConsistent, type BackendCapabilities, type ElectionBackend } from '@conclave/core/spi';
 import { MIGRATION_PHASES, MigratingBackend } from '@conclave/migrate';
 
 /** A memory backend declaring `capabilities`, with the methods named in `hidden` taken away. */

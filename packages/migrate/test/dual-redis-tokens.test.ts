@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Elector, MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend, type MemoryBackendOptions } from '@conclave/core';
+import { Elector, MemoryBackend, MemoryStore, type MemoryBackendOptions } from '@conclave/core';
+import type { BackendCapabilities, ElectionBackend } from '@conclave/core/spi';
 import { createBackend } from '@conclave/cli';
 import { RedisBackend } from '@conclave/redis';
 import { MigratingBackend } from '@conclave/migrate';

@@ -1,4 +1,5 @@
-import { MemoryBackend, MemoryStore, type BackendCapabilities, type ElectionBackend, type MemoryBackendOptions } from '@conclave/core';
+import { MemoryBackend, MemoryStore, type MemoryBackendOptions } from '@conclave/core';
+import type { BackendCapabilities, ElectionBackend } from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 
 // The dual token rules, call by call, on in-memory backends. `from` is a memory backend that

@@ -1,5 +1,6 @@
 import { expect, test } from '@jest/globals';
-import { MemoryBackend, NO_LEADER_METADATA } from '@conclave/core';
+import { MemoryBackend } from '@conclave/core';
+import { NO_LEADER_METADATA } from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 
 /** A memory backend that declares (and so may report) only the value. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { CampaignResult, ElectionBackend } from '@conclave/core';
+import type { CampaignResult, ElectionBackend } from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 import type { ZookeeperServer } from '@conclave/zookeeper/testing';
 import { OwnedBackends, startTestZookeeper } from './migration-fixtures';

@@ -1,4 +1,4 @@
-import type { BackendCapabilities } from '@conclave/core';
+import type { BackendCapabilities } from '@conclave/core/spi';
 import { SqlLeaseBackend, leaseRowCapabilities } from '@conclave/sql-lease';
 import { resolveMysqlOptions, type MysqlBackendOptions } from './mysql-options';
 import { MysqlLeaseDialect } from './mysql-lease-dialect';

@@ -1,6 +1,6 @@
 /** How many calls go into one query, and where a batch too large for one packet is cut. */
 
-import type { CampaignRequest, RenewRequest } from '@conclave/core';
+import type { CampaignRequest, RenewRequest } from '@conclave/core/spi';
 
 /**
  * Largest batch of one turn: a process renews (or campaigns for) up to this many elections in one

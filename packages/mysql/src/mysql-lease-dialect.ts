@@ -1,5 +1,17 @@
-import { ConclaveError, isTombstone, type CampaignRequest, type CampaignResult, type ReleaseRequest, type RenewRequest, type RenewResult } from '@conclave/core';
-import { campaignOutcome, heldByAnother, isLiveLease, leaseRowsByName, type LeaseRow } from '@conclave/core/internal';
+import { ConclaveError } from '@conclave/core';
+import {
+  campaignOutcome,
+  heldByAnother,
+  isLiveLease,
+  isTombstone,
+  leaseRowsByName,
+  type CampaignRequest,
+  type CampaignResult,
+  type LeaseRow,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core/spi';
 import type { GuardedCalls, LeaseRowDialect } from '@conclave/sql-lease';
 import type { ResolvedMysqlOptions } from './mysql-options';
 import { MysqlExecutor, isNoSuchTable, toMysqlError } from './mysql-pool';

@@ -1,5 +1,5 @@
-import { ConclaveError, assertPositiveInteger, optionKeys } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError } from '@conclave/core';
+import { assertPositiveInteger, describeValue, optionKeys } from '@conclave/core/spi';
 import { assertBooleanOptions, checkPoolOrUri, parseServerUrl, timingOptions, type SqlLeaseSettings, type SqlLeaseTimingOptions } from '@conclave/sql-lease';
 import { MYSQL_TLS_PARAMETERS, parseMysqlTls, type MysqlTlsSettings } from './mysql-tls';
 import type { MysqlPoolInput } from './mysql-pool-types';

@@ -1,6 +1,6 @@
 import { mysql2SslOption } from './mysql-tls';
 import { ConclaveError } from '@conclave/core';
-import { givenUpError, loadedOnFirstUse } from '@conclave/core/internal';
+import { givenUpError, loadedOnFirstUse } from '@conclave/core/spi';
 import type { MysqlPoolSource } from './mysql-options';
 import type { MysqlDedicatedConnection, MysqlPool, MysqlPoolConnection } from './mysql-pool-types';
 

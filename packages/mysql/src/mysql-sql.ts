@@ -15,7 +15,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { candidateOf, tombstoneHolder } from '@conclave/core';
+import { candidateOf, tombstoneHolder } from '@conclave/core/spi';
 
 /** A value that goes into SQL: strings as hex literals, numbers as safe integers, null as NULL. */
 export type SqlValue = string | number | null;

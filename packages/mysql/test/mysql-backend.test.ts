@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { createPool, type Pool, type PoolConnection } from 'mysql2';
-import { ConclaveError, Elector, assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core';
+import { ConclaveError, Elector } from '@conclave/core';
+import { assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core/spi';
 import { MysqlBackend } from '@conclave/mysql';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
 

@@ -1,4 +1,4 @@
-import type { BackendCapabilities } from '@conclave/core';
+import type { BackendCapabilities } from '@conclave/core/spi';
 import { SqlLeaseBackend, leaseRowCapabilities } from '@conclave/sql-lease';
 import { resolvePostgresOptions, type PostgresBackendOptions } from './postgres-options';
 import { PostgresLeaseDialect } from './postgres-lease-dialect';

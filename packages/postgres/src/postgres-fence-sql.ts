@@ -1,4 +1,4 @@
-import { tombstoneHolder } from '@conclave/core';
+import { tombstoneHolder } from '@conclave/core/spi';
 
 /**
  * The server-identity fence of the lease row, as SQL fragments for the statements of

@@ -1,5 +1,18 @@
-import { ConclaveError, isTombstone, tombstoneHolder, type CampaignRequest, type CampaignResult, type ReleaseRequest, type RenewRequest, type RenewResult } from '@conclave/core';
-import { TickBatcher, campaignOutcome, givenUpError, leaseRowsByName, type LeaseRow } from '@conclave/core/internal';
+import { ConclaveError } from '@conclave/core';
+import {
+  TickBatcher,
+  campaignOutcome,
+  givenUpError,
+  isTombstone,
+  leaseRowsByName,
+  tombstoneHolder,
+  type CampaignRequest,
+  type CampaignResult,
+  type LeaseRow,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RenewResult,
+} from '@conclave/core/spi';
 import type { GuardedCalls, LeaseRowDialect } from '@conclave/sql-lease';
 import type { ResolvedPostgresOptions } from './postgres-options';
 import { PostgresExecutor, isNoSuchTable, sqlState, toPostgresError } from './postgres-pool';

@@ -1,5 +1,5 @@
-import { ConclaveError, optionKeys } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError } from '@conclave/core';
+import { describeValue, optionKeys } from '@conclave/core/spi';
 import { assertBooleanOptions, checkPoolOrUri, parseServerUrl, timingOptions, type SqlLeaseSettings, type SqlLeaseTimingOptions } from '@conclave/sql-lease';
 import type { Pool } from 'pg';
 

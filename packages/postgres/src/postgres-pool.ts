@@ -1,6 +1,6 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { ConclaveError } from '@conclave/core';
-import { givenUpError, loadedOnFirstUse } from '@conclave/core/internal';
+import { givenUpError, loadedOnFirstUse } from '@conclave/core/spi';
 import type { PostgresPoolSource, PostgresUriSettings } from './postgres-options';
 
 const KIND = 'postgres';

@@ -1,4 +1,4 @@
-import { providerUrl, type BackendProvider } from '@conclave/core';
+import { providerUrl, type BackendProvider } from '@conclave/core/spi';
 import { PostgresBackend } from './postgres-backend';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PoolClient, Notification } from 'pg';
-import { withTimeout } from '@conclave/core/internal';
+import { withTimeout } from '@conclave/core/spi';
 import { destroy, type PostgresExecutor } from './postgres-pool';
 
 /** First wait before the listening connection is opened again after a loss, ms; doubles up to RECONNECT_MAX_MS. */

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import { Pool, type PoolClient } from 'pg';
-import { Elector, isConclaveError, type CampaignResult } from '@conclave/core';
+import { Elector, isConclaveError } from '@conclave/core';
+import type { CampaignResult } from '@conclave/core/spi';
 import { PostgresBackend, schemaSql, wakeChannel } from '@conclave/postgres';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor, withClient } from './postgres-test-env';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
-import { tombstoneHolder, type CampaignResult } from '@conclave/core';
+import { tombstoneHolder, type CampaignResult } from '@conclave/core/spi';
 import { PostgresBackend } from '@conclave/postgres';
 import { dropTable, sleep, uniqueElection, uniqueTable, uriFor, withClient } from './postgres-test-env';
 

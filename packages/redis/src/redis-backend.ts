@@ -1,12 +1,14 @@
 import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
   assertCandidateId,
-  assertInstanceId,
   assertElectionName,
+  assertInstanceId,
   assertLeaderValue,
   assertPositiveInteger,
   assertReleaseBounds,
+  throwIfGivenUp,
+  whenGivenUp,
   type BackendCapabilities,
   type CampaignRequest,
   type CampaignResult,
@@ -16,8 +18,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
-} from '@conclave/core';
-import { throwIfGivenUp, whenGivenUp } from '@conclave/core/internal';
+} from '@conclave/core/spi';
 import { electionKeys, type ElectionKeys } from './redis-keys';
 import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';

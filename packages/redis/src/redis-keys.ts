@@ -1,5 +1,5 @@
 import { ConclaveError } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { describeValue } from '@conclave/core/spi';
 
 export const DEFAULT_KEY_PREFIX = 'conclave:';
 

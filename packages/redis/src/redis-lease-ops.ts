@@ -1,4 +1,4 @@
-import { candidateOf, isTombstone, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core';
+import { candidateOf, isTombstone, type CampaignResult, type LeaderInfo, type RenewResult } from '@conclave/core/spi';
 import type { ElectionKeys } from './redis-keys';
 
 /**

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type Redis from 'ioredis';
 import { ConclaveError } from '@conclave/core';
-import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/internal';
+import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/spi';
 import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import { refusalOf } from './redis-refusals';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';

@@ -1,6 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertOptionsObject, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError, DEFAULT_LEASE_MS, redactUrl } from '@conclave/core';
+import { assertOptionKeys, assertOptionsObject, assertPositiveInteger, describeValue, optionKeys } from '@conclave/core/spi';
 import { DEFAULT_KEY_PREFIX, assertKeyPrefix } from './redis-keys';
 import { isSentinelUrl, parseRedisSentinelUrl } from './redis-sentinel-url';
 

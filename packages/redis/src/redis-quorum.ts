@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
   candidateOf,
   forceAfterRevocation,
   isTombstone,
@@ -9,7 +9,7 @@ import {
   type LeaderInfo,
   type RenewResult,
   type Revocation,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';

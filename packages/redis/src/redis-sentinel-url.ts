@@ -1,6 +1,6 @@
 import type { RedisOptions } from 'ioredis';
 import { ConclaveError, redactUrl } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { describeValue } from '@conclave/core/spi';
 import { urlBoolean, urlMinReplicas } from './redis-options';
 
 const KIND = 'redis';

@@ -7,7 +7,7 @@ import {
   type LeaderInfo,
   type RenewResult,
   type Revocation,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';

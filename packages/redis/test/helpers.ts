@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { forwardBackend, type BackendMethod, type ElectionBackend } from '@conclave/core';
+import { forwardBackend, type BackendMethod, type ElectionBackend } from '@conclave/core/spi';
 import Redis from 'ioredis';
 import { RedisBackend, type RedisBackendOptions } from '@conclave/redis';
 

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
-import { assertCapabilitiesConsistent, isConclaveError } from '@conclave/core';
+import { isConclaveError } from '@conclave/core';
+import { assertCapabilitiesConsistent } from '@conclave/core/spi';
 import { RedisBackend } from '@conclave/redis';
 import { BackendPool, SHARED_URL, uniqueName, uniquePrefix, waitFor } from './helpers';
 

@@ -5,7 +5,8 @@
  * test runs on a private redis-server started with the configuration it is about.
  */
 import { performance } from 'node:perf_hooks';
-import { Elector, forwardBackend, type ElectionBackend } from '@conclave/core';
+import { Elector } from '@conclave/core';
+import { forwardBackend, type ElectionBackend } from '@conclave/core/spi';
 import { RedisBackend, electionKeys, type RedisBackendOptions } from '@conclave/redis';
 import { RedisServer } from '@conclave/redis/testing';
 import Redis from 'ioredis';

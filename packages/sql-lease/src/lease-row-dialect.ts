@@ -1,5 +1,5 @@
-import type { CampaignRequest, CampaignResult, ConclaveError, ReleaseRequest, RenewRequest, RenewResult } from '@conclave/core';
-import type { LeaseRow } from '@conclave/core/internal';
+import type { ConclaveError } from '@conclave/core';
+import type { CampaignRequest, CampaignResult, LeaseRow, ReleaseRequest, RenewRequest, RenewResult } from '@conclave/core/spi';
 
 /**
  * One SQL store's side of the lease row: how its server is asked, not what the answers mean.

@@ -1,5 +1,5 @@
-import { ConclaveError, DEFAULT_LEASE_MS, assertOptionKeys, assertPositiveInteger } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError, DEFAULT_LEASE_MS } from '@conclave/core';
+import { assertOptionKeys, assertPositiveInteger, describeValue } from '@conclave/core/spi';
 
 /** The options every lease-row backend takes whichever way it connects, beside its table. Every duration is in ms. */
 export interface SqlLeaseTimingOptions {

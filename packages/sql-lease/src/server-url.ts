@@ -1,5 +1,5 @@
 import { ConclaveError, redactUrl } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { describeValue } from '@conclave/core/spi';
 
 /** How a dialect's URLs look, for `parseServerUrl` and its messages. */
 export interface ServerUrlForm {

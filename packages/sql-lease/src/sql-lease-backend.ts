@@ -1,5 +1,6 @@
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
+  TickBatcher,
   assertCandidateId,
   assertElectionName,
   assertInstanceId,
@@ -10,7 +11,10 @@ import {
   assertTokenFloor,
   candidateOf,
   forceAfterRevocation,
+  isLiveLease,
   isTombstone,
+  leaderInfoFromRow,
+  throwIfGivenUp,
   tombstoneGraceMs,
   type BackendCapabilities,
   type CampaignRequest,
@@ -21,8 +25,7 @@ import {
   type RenewRequest,
   type RenewResult,
   type Revocation,
-} from '@conclave/core';
-import { TickBatcher, isLiveLease, leaderInfoFromRow, throwIfGivenUp } from '@conclave/core/internal';
+} from '@conclave/core/spi';
 import type { GuardedCalls, LeaseRowDialect, LeaseWakeUp } from './lease-row-dialect';
 
 /** Every field is a column of the lease row. */

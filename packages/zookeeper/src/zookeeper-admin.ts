@@ -1,4 +1,5 @@
-import { ConclaveError, candidateOf, type LeaderInfo } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { candidateOf, type LeaderInfo } from '@conclave/core/spi';
 import { offsetOf } from './zookeeper-nodes';
 import type { Fences } from './zookeeper-fences';
 import { MAX_ROUNDS, czxid, queueKeptChanging, termToken, type ElectionQueue } from './zookeeper-queue';

@@ -1,15 +1,17 @@
 import { performance } from 'node:perf_hooks';
+import { ConclaveError } from '@conclave/core';
 import {
-  ConclaveError,
+  CampaignSlots,
   assertCandidateId,
   assertElectionName,
   assertInstanceId,
-  candidateOf,
   assertLeaderValue,
   assertPositiveInteger,
   assertReleaseBounds,
   assertRequestToken,
   assertTokenFloor,
+  candidateOf,
+  throwIfGivenUp,
   toBackendError,
   type BackendCapabilities,
   type CampaignRequest,
@@ -19,8 +21,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
-} from '@conclave/core';
-import { CampaignSlots, throwIfGivenUp } from '@conclave/core/internal';
+} from '@conclave/core/spi';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
 import { zkCode } from './zookeeper-client-util';

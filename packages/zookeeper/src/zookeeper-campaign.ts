@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { ConclaveError, type CampaignResult } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import type { CampaignResult } from '@conclave/core/spi';
 import { offsetOf, withOffset } from './zookeeper-nodes';
 import { adopt, forgetNode, type Candidacies, type Candidacy } from './zookeeper-candidacy';
 import type { Fences } from './zookeeper-fences';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { CreateMode, Event, Exception, type Stat } from 'node-zookeeper-client';
-import { candidateOf } from '@conclave/core';
+import { candidateOf } from '@conclave/core/spi';
 import { newGuid, nodeData, nodePrefix, offsetOf, type CandidateNode } from './zookeeper-nodes';
 import { zkCode } from './zookeeper-client-util';
 import { czxid, termToken, type ElectionQueue } from './zookeeper-queue';

@@ -1,5 +1,5 @@
-import { ConclaveError, assertOptionKeys, assertPositiveInteger, optionKeys, redactUrl } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError, redactUrl } from '@conclave/core';
+import { assertOptionKeys, assertPositiveInteger, describeValue, optionKeys } from '@conclave/core/spi';
 
 const KIND = 'zookeeper';
 

@@ -1,5 +1,5 @@
-import { ConclaveError, providerUrl, redactUrl, type BackendProvider } from '@conclave/core';
-import { describeValue } from '@conclave/core/internal';
+import { ConclaveError, redactUrl } from '@conclave/core';
+import { describeValue, providerUrl, type BackendProvider } from '@conclave/core/spi';
 import { ZookeeperBackend } from './zookeeper-backend';
 import type { ZookeeperConnectOptions } from './zookeeper-options';
 

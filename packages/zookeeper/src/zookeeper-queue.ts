@@ -1,5 +1,6 @@
 import { CreateMode, Exception, type Client, type Stat } from 'node-zookeeper-client';
-import { ConclaveError, candidateOf, type LeaderInfo } from '@conclave/core';
+import { ConclaveError } from '@conclave/core';
+import { candidateOf, type LeaderInfo } from '@conclave/core/spi';
 import { candidateQueue, fenceNames, offsetOf, valueOf, type CandidateNode } from './zookeeper-nodes';
 import { zkCode } from './zookeeper-client-util';
 import type { SessionHandle, ZookeeperSession } from './zookeeper-session';

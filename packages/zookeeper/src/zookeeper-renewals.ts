@@ -1,5 +1,5 @@
 import { Exception } from 'node-zookeeper-client';
-import { TickBatcher } from '@conclave/core/internal';
+import { TickBatcher } from '@conclave/core/spi';
 import { zkCode } from './zookeeper-client-util';
 import { czxid, type ElectionQueue } from './zookeeper-queue';
 import type { SessionHandle } from './zookeeper-session';

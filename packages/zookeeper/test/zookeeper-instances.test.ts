@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { Elector, isConclaveError, newInstanceId, type CampaignResult, type ConclaveErrorCode } from '@conclave/core';
+import { Elector, isConclaveError, type ConclaveErrorCode } from '@conclave/core';
+import { newInstanceId, type CampaignResult } from '@conclave/core/spi';
 import { delay, waitFor } from '../../../test-harness/src/wait-for';
 import { startZookeeperServer, type ZookeeperServer } from '@conclave/zookeeper/testing';
 import { decodeId, encodeId, nodePrefix, parseNodeName } from '../src/zookeeper-nodes';

@@ -5,7 +5,8 @@
  * way a user's code should guard it. With a `guard` in its config it also writes its fencing
  * token to a guarded resource while it leads, and reports each verdict.
  */
-import { ConclaveError, Elector, createBackend, forwardBackend, type ElectionBackend, type Logger } from '@conclave/core';
+import { ConclaveError, Elector, createBackend, type Logger } from '@conclave/core';
+import { forwardBackend, type ElectionBackend } from '@conclave/core/spi';
 import { openGuard } from '../guard/guarded-resource';
 import { loadProviders } from './candidate-providers';
 import { DEFAULT_PROVIDER_MODULES, type CandidateCommand, type CandidateConfig, type CandidateReport } from './candidate-protocol';

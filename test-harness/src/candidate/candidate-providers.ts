@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { isBackendProvider, type BackendProvider } from '@conclave/core';
+import { isBackendProvider, type BackendProvider } from '@conclave/core/spi';
 
 /**
  * The backend providers a candidate builds its backend with, loaded by module name in the child

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { assertCapabilitiesConsistent } from '@conclave/core';
+import { assertCapabilitiesConsistent } from '@conclave/core/spi';
 import type { BackendFactory } from './conformance-options';
 
 /**

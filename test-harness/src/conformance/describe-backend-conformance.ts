@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe } from '@jest/globals';
-import { supports } from '@conclave/core';
+import { supports } from '@conclave/core/spi';
 import type { BackendFactory, ConformanceOptions } from './conformance-options';
 import { SuiteContext, resolveConformanceOptions } from './suite-context';
 import { describeCapabilities } from './capabilities-group';

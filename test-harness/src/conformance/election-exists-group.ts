@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { supports } from '@conclave/core';
+import { supports } from '@conclave/core/spi';
 import { waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
-import { ConclaveError, isConclaveError, type CampaignResult, type LeaderInfo } from '@conclave/core';
+import { ConclaveError, isConclaveError } from '@conclave/core';
+import type { CampaignResult, LeaderInfo } from '@conclave/core/spi';
 import { leaderOf } from '../campaign-result';
 import type { SuiteContext } from './suite-context';
 

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from '@jest/globals';
-import { candidateOfNullable, type Elector } from '@conclave/core';
+import type { Elector } from '@conclave/core';
+import { candidateOfNullable } from '@conclave/core/spi';
 import { delay, waitFor } from '../wait-for';
 import type { ControlledBackend } from '../controlled-backend';
 import type { SuiteContext } from './suite-context';

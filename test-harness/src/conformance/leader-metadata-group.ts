@@ -1,13 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
+import { Elector, isConclaveError } from '@conclave/core';
 import {
-  Elector,
   capabilityOf,
-  isConclaveError,
   type DeclaresCapabilities,
   type ElectionBackend,
   type LeaderInfo,
   type LeaderMetadataCapabilities,
-} from '@conclave/core';
+} from '@conclave/core/spi';
 import { leaderOf } from '../campaign-result';
 import { waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';

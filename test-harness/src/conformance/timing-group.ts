@@ -1,5 +1,5 @@
 import { describe } from '@jest/globals';
-import type { DeclaresCapabilities } from '@conclave/core';
+import type { DeclaresCapabilities } from '@conclave/core/spi';
 import type { SuiteContext } from './suite-context';
 import { addAdminEndingTests } from './timing/admin-ending-tests';
 import { addDeadlineTests } from './timing/deadline-tests';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { capabilityOf, type DeclaresCapabilities, type ElectionBackend, type LeaderInfo } from '@conclave/core';
+import { capabilityOf, type DeclaresCapabilities, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
 import { delay, waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 

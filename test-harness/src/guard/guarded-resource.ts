@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { createPool, type Pool, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
-import { withTimeout } from '@conclave/core/internal';
+import { withTimeout } from '@conclave/core/spi';
 import type { GuardConfig, GuardState, GuardVerdict } from './guard-config';
 
 /**

@@ -1,4 +1,4 @@
-import { assertCandidateId, assertElectionName, supports, type ElectionBackend } from '@conclave/core';
+import { assertCandidateId, assertElectionName, supports, type ElectionBackend } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, UsageError } from '../cli-errors';
 import { leaderMetadataJson, leaderMetadataLines } from '../leader-metadata';

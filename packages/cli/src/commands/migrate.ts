@@ -1,4 +1,5 @@
-import { assertElectionName, consoleLogger, isConclaveError, redactText, supports, type ElectionBackend, type Logger } from '@conclave/core';
+import { consoleLogger, isConclaveError, type Logger } from '@conclave/core';
+import { assertElectionName, redactText, supports, type ElectionBackend } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, exitCodeFor } from '../cli-errors';
 import { warnLine, writeLine } from '../cli-context';

@@ -1,4 +1,4 @@
-import { capabilityOf, type ElectionBackend, type LeaderInfo } from '@conclave/core';
+import { capabilityOf, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { onShutdownSignals, warnLine, writeLine } from '../cli-context';

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { candidateOfNullable, type RevokeReason } from '@conclave/core';
+import type { RevokeReason } from '@conclave/core';
+import { candidateOfNullable } from '@conclave/core/spi';
 import { checkSplitBrain } from '../../history/split-brain-checker';
 import { waitFor } from '../../wait-for';
 import type { SuiteContext } from '../suite-context';

@@ -1,5 +1,5 @@
 import { expect, test } from '@jest/globals';
-import type { DeclaresCapabilities } from '@conclave/core';
+import type { DeclaresCapabilities } from '@conclave/core/spi';
 import type { SuiteContext } from '../suite-context';
 
 /** The backend declares only capabilities the suite knows, so none goes untested. */

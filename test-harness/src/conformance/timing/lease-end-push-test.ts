@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { capabilityOf, forwardBackend, type DeclaresCapabilities } from '@conclave/core';
+import { capabilityOf, forwardBackend, type DeclaresCapabilities } from '@conclave/core/spi';
 import { delay, waitFor } from '../../wait-for';
 import type { SuiteContext } from '../suite-context';
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { candidateOfNullable, capabilityOf, type DeclaresCapabilities } from '@conclave/core';
+import { candidateOfNullable, capabilityOf, type DeclaresCapabilities } from '@conclave/core/spi';
 import { waitFor } from '../../wait-for';
 import type { SuiteContext } from '../suite-context';
 import { LONG_LEASE_MS } from './lease-grants';

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { candidateOfNullable, type Elector } from '@conclave/core';
+import type { Elector } from '@conclave/core';
+import { candidateOfNullable } from '@conclave/core/spi';
 import type { ControlledBackend } from '../../controlled-backend';
 import { checkSplitBrain } from '../../history/split-brain-checker';
 import { waitFor } from '../../wait-for';

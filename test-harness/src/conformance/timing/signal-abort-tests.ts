@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { candidateOfNullable, isConclaveError, type Elector, type RevokeReason } from '@conclave/core';
+import { isConclaveError, type Elector, type RevokeReason } from '@conclave/core';
+import { candidateOfNullable } from '@conclave/core/spi';
 import { waitFor } from '../../wait-for';
 import type { SuiteContext } from '../suite-context';
 import { allowedDeadline } from './lease-grants';
