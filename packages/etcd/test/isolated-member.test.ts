@@ -121,7 +121,7 @@ test('a leader whose calls go to a member cut off from its peers, or to another,
     for (let i = 0; i < 10; i++) {
       const res = await backend
         .renew({ election, candidateId: 'a', token, leaseMs, deadlineMs: performance.now() + 1_000 })
-        .then((r) => (r.held ? 'held' : 'lost'), (err: { code?: string }) => err.code ?? 'error');
+        .then((r) => (r.held ? 'held' : 'lost'), (err: { code?: string; message?: string }) => `${err.code ?? 'error'}: ${err.message}`);
       renewals.push(res);
       await sleep(400);
     }
