@@ -24,10 +24,10 @@ export interface ControlledCall {
 /** Which calls a reply delay or hold applies to: all, or those of the named methods. */
 export type CallFilter = readonly BackendMethod[] | ((call: ControlledCall) => boolean);
 
-// The calls that go to the server and answer later: every SPI method but the synchronous
-// watch/isWatching/watchLeader/staleLeaderMs and close (which a test never controls).
+// The calls that go to the server and answer later: every operation but the synchronous
+// watch/isWatching/watchLeader and close (which a test never controls).
 const ASYNC_METHODS: ReadonlySet<BackendMethod> = new Set(
-  BACKEND_METHODS.filter((m) => m !== 'watch' && m !== 'isWatching' && m !== 'watchLeader' && m !== 'staleLeaderMs' && m !== 'close'),
+  BACKEND_METHODS.filter((m) => m !== 'watch' && m !== 'isWatching' && m !== 'watchLeader' && m !== 'close'),
 );
 
 const matches = (filter: CallFilter | undefined, call: ControlledCall) =>

@@ -1,4 +1,4 @@
-import { leaderMetadataOf, type BackendCapabilities, type LeaderInfo } from '@conclave/core/spi';
+import { leaderMetadataOf, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
 
 /** The leader metadata fields of `conclave status --json`: null when the backend cannot tell. */
 export interface LeaderMetadataJson {
@@ -25,8 +25,8 @@ export function leaderMetadataJson(leader: LeaderInfo | null): LeaderMetadataJso
  * with how long ago or from now they are by this host's clock (`nowMs`; the times are the
  * server's, so the distance is as good as the two clocks agree).
  */
-export function leaderMetadataLines(leader: LeaderInfo | null, capabilities: BackendCapabilities, nowMs: number): string[] {
-  const kept = leaderMetadataOf(capabilities);
+export function leaderMetadataLines(leader: LeaderInfo | null, backend: Pick<ElectionBackend, 'leaderMetadata'>, nowMs: number): string[] {
+  const kept = leaderMetadataOf(backend);
   const lines: string[] = [];
   const time = (ms: number | undefined) => {
     if (ms === undefined || leader === null) return '-';

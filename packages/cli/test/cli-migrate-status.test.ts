@@ -78,7 +78,7 @@ async function statusJson(election: string, ...urls: string[]): Promise<{ code: 
 async function zookeeperCandidates(election: string): Promise<string[]> {
   const reader = zookeeper();
   try {
-    return await reader.listCandidates(election);
+    return await reader.candidates!.list(election);
   } finally {
     await reader.close();
   }

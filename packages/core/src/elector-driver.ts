@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import type { CampaignResult, LeaseEndHint, RenewResult } from './backend';
 import { BackendCalls } from './backend-calls';
 import { CallLane } from './call-lane';
-import { capabilityOf, supports } from './capabilities';
 import { initialState, transition, type ElectorEffect, type ElectorEvent, type ElectorState, type MachineConfig } from './elector-machine';
 import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
@@ -53,9 +52,9 @@ export class ElectorDriver {
       safetyMarginMs: options.safetyMarginMs,
       candidateId: setup.candidateId,
       instanceId: setup.instanceId,
-      push: capabilityOf(backend, 'push'),
-      leaseEndPush: supports(backend, 'leaseEndPush'),
-      tokenFloor: supports(backend, 'tokenFloor'),
+      push: backend.changes?.delivery ?? 'none',
+      leaseEndPush: backend.changes?.leaseEnds === true,
+      tokenFloor: backend.tokenFloor !== undefined,
     };
     this.signals = new LeadershipSignals(metrics);
     this.calls = new BackendCalls(setup, metrics, () => this.state.lastToken);
@@ -206,7 +205,7 @@ export class ElectorDriver {
       case 'release-grant':
         return this.calls.release(e.token);
       case 'raise-token-floor':
-        return setup.backend.raiseTokenFloor!(setup.election, e.floor).catch((err: unknown) => {
+        return setup.backend.tokenFloor!.raise(setup.election, e.floor).catch((err: unknown) => {
           setup.log.warn({ ...setup.context(), err }, 'could not raise the token floor');
         });
       case 'release-expired':

@@ -1,5 +1,4 @@
-import type { CampaignResult, LeaseEndHint, RenewResult } from './backend';
-import type { PushLevel } from './capabilities';
+import type { CampaignResult, Delivery, LeaseEndHint, RenewResult } from './backend';
 import {
   afterRenewFailed,
   afterRenewed,
@@ -44,7 +43,8 @@ export interface MachineConfig extends PacingOptions {
   readonly candidateId: string;
   /** What leases are held under (see instance-id.ts). */
   readonly instanceId: string;
-  readonly push: PushLevel;
+  /** How the backend pushes changes to candidates (`changes.delivery`), or `'none'` without `changes`. */
+  readonly push: 'none' | Delivery;
   readonly leaseEndPush: boolean;
   readonly tokenFloor: boolean;
 }

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { ElectionBackend } from './backend';
-import { assertCapabilitiesConsistent } from './capabilities';
 import { ConclaveError } from './errors';
 import { defaultLogger, silentLogger, type Logger } from './logger';
 import type { ElectorMetricsOptions } from './metrics';
@@ -29,7 +28,7 @@ export interface ElectorOptions {
   /**
    * A small value published with every campaign (e.g. this candidate's address), at most 1024
    * UTF-8 bytes; `backend.getLeader()` reports the leader's where the backend keeps it
-   * (`capabilities.leaderMetadata.value`). Default: none.
+   * (`leaderMetadata.value`). Default: none.
    */
   value?: string;
   /**
@@ -96,8 +95,6 @@ export function resolveElectorOptions(options: unknown): ResolvedElectorOptions 
   ) {
     throw new ConclaveError('INVALID_OPTIONS', `backend must be an ElectionBackend, got ${describe(backend)}`);
   }
-  // The Elector reads only the declaration and then calls the method: both must agree.
-  assertCapabilitiesConsistent(backend);
   assertElectionName(o.election, backend.kind);
   const candidateId = o.candidateId === undefined ? defaultCandidateId() : o.candidateId;
   assertCandidateId(candidateId, backend.kind, o.election);

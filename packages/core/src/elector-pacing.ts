@@ -1,4 +1,4 @@
-import type { BackendCapabilities } from './backend';
+import type { Delivery } from './backend';
 
 /**
  * When an Elector calls its backend next, as pure functions of a plain snapshot of its state and
@@ -161,8 +161,8 @@ export interface FollowerSnapshot {
   nowMs: number;
   /** How long the current leader's lease can still run, as the server said; undefined if it did not. */
   leaseRemainingMs?: number;
-  /** The backend's push capability. */
-  push: BackendCapabilities['push'];
+  /** How the backend pushes changes to candidates (`changes.delivery`), `'none'` without `changes`. */
+  push: 'none' | Delivery;
   /** Whether changes reach us by push right now (a watch is open and the backend says it is live). */
   watching: boolean;
   /** The backend named this very instance leader without granting it the lease (a stale record). */

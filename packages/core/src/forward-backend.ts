@@ -1,59 +1,68 @@
-import type { ElectionBackend } from './backend';
-import { assertCapabilitiesConsistent } from './capabilities';
+import type { BackendAdmin, CandidateQueue, ChangeFeed, ElectionBackend, LeaderFeed, LeaseStore, TokenFloor } from './backend';
 
 /**
- * Every method of the backend SPI, required and optional, in one list. Wrappers forward exactly
- * these (through `forwardBackend`), and the forwarding test enumerates them; the type check below
- * fails to compile when `ElectionBackend` gains a method this list does not name.
+ * Every operation of the backend contract under one flat name: the lease store's methods, and
+ * each part's methods named as a wrapper's hooks and a test's call log see them.
  */
-export const BACKEND_METHODS = [
-  'campaign',
-  'renew',
-  'release',
-  'getLeader',
-  'forceLeader',
-  'clearLeader',
-  'listCandidates',
-  'electionExists',
-  'raiseTokenFloor',
-  'watch',
-  'isWatching',
-  'watchLeader',
-  'staleLeaderMs',
-  'close',
-] as const;
+export interface BackendOperations {
+  campaign: LeaseStore['campaign'];
+  renew: LeaseStore['renew'];
+  release: LeaseStore['release'];
+  getLeader: LeaseStore['getLeader'];
+  close: LeaseStore['close'];
+  forceLeader: BackendAdmin['forceLeader'];
+  clearLeader: BackendAdmin['clearLeader'];
+  electionExists: BackendAdmin['electionExists'];
+  listCandidates: CandidateQueue['list'];
+  watch: ChangeFeed['watch'];
+  isWatching: NonNullable<ChangeFeed['isWatching']>;
+  watchLeader: LeaderFeed['watch'];
+  raiseTokenFloor: TokenFloor['raise'];
+}
 
-export type BackendMethod = (typeof BACKEND_METHODS)[number];
+export type BackendMethod = keyof BackendOperations;
 
-/** The methods a backend may leave out; a wrapper has them exactly when its inner backend has. */
-export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = [
-  'listCandidates',
-  'electionExists',
-  'raiseTokenFloor',
-  'watch',
-  'isWatching',
-  'watchLeader',
-  'staleLeaderMs',
+/** The signature of operation `K`. */
+export type BackendFn<K extends BackendMethod> = BackendOperations[K];
+
+/** The methods of the lease store, which every backend has. */
+const STORE_METHODS = ['campaign', 'renew', 'release', 'getLeader', 'close'] as const;
+
+/** Each optional part: its methods (member → operation) and its declarations (plain values). */
+const PARTS = {
+  admin: { methods: { forceLeader: 'forceLeader', clearLeader: 'clearLeader', electionExists: 'electionExists' }, values: [] },
+  candidates: { methods: { list: 'listCandidates' }, values: [] },
+  changes: { methods: { watch: 'watch', isWatching: 'isWatching' }, values: ['delivery', 'leaseEnds'] },
+  leaderChanges: { methods: { watch: 'watchLeader' }, values: ['delivery'] },
+  tokenFloor: { methods: { raise: 'raiseTokenFloor' }, values: ['followsClock'] },
+} as const satisfies Record<string, { methods: Record<string, BackendMethod>; values: readonly string[] }>;
+
+type PartName = keyof typeof PARTS;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyFn = (...args: any[]) => unknown;
+// Both directions: PARTS names every optional part of the contract that has methods.
+type MethodParts = {
+  [K in keyof ElectionBackend]-?: NonNullable<ElectionBackend[K]> extends AnyFn ? never : NonNullable<ElectionBackend[K]> extends object ? K : never;
+}[keyof ElectionBackend];
+const everyPartListed: [Exclude<MethodParts, PartName | 'leaderMetadata'>] extends [never] ? true : false = true;
+void everyPartListed;
+
+/** Every operation, the store's first: wrappers forward exactly these, and tests enumerate them. */
+export const BACKEND_METHODS: readonly BackendMethod[] = [
+  ...STORE_METHODS,
+  ...Object.values(PARTS).flatMap((part) => Object.values(part.methods) as BackendMethod[]),
 ];
 
-type MethodKeys = {
-  [K in keyof ElectionBackend]-?: NonNullable<ElectionBackend[K]> extends (...args: never[]) => unknown ? K : never;
-}[keyof ElectionBackend];
-// Both directions: the list names every SPI method and nothing else.
-const everyMethodListed: [Exclude<MethodKeys, BackendMethod>] extends [never] ? true : false = true;
-const nothingElseListed: [Exclude<BackendMethod, MethodKeys>] extends [never] ? true : false = true;
-void everyMethodListed;
-void nothingElseListed;
-
-/** The signature of SPI method `K`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type BackendFn<K extends BackendMethod> = NonNullable<ElectionBackend[K]> extends infer F extends (...args: any[]) => any ? F : never;
+/** The operations a backend may lack (those of its optional parts). */
+export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = BACKEND_METHODS.filter(
+  (m) => !(STORE_METHODS as readonly string[]).includes(m),
+);
 
 /**
  * How a wrapper changes calls:
- * - `all(method, args, invoke)` sees every call of every method (`invoke()` makes the call on the
- *   inner backend) and returns what the caller gets.
- * - a hook named after a method replaces that method; its `next` is the call as `all` would make it.
+ * - `all(method, args, invoke)` sees every call of every operation (`invoke()` makes the call on
+ *   the inner backend) and returns what the caller gets.
+ * - a hook named after an operation replaces it; its `next` is the call as `all` would make it.
  * Anything not hooked is passed on unchanged.
  */
 export type ForwardHooks = {
@@ -64,58 +73,64 @@ export type ForwardHooks = {
 
 /**
  * The one forwarding mechanism of the project: defines on `target` (default: a new object)
- * `kind`, `capabilities` and every SPI method of `BACKEND_METHODS`, each passed on to `inner`
- * through `hooks`. Optional methods are getters that are `undefined` exactly when `inner`'s are,
- * so a wrapper never claims a method its backend lacks, nor drops one it has. Throws
- * `INVALID_OPTIONS` when `inner`'s capabilities and methods disagree (`assertCapabilitiesConsistent`).
+ * `kind`, the lease store's methods and every optional part, each call passed on to `inner`
+ * through `hooks`. A part is there exactly when `inner`'s is (read at each access, so a wrapper
+ * of a wrapper whose parts change follows it), with `inner`'s declarations.
  */
 export function forwardBackend<T extends object>(inner: ElectionBackend, hooks: ForwardHooks = {}, target?: T): T & ElectionBackend {
-  // A wrapper passes the declaration on as it is: it must be true of the methods passed on.
-  assertCapabilitiesConsistent(inner);
   const self = (target ?? {}) as T & ElectionBackend;
-  const all = hooks.all;
-  Object.defineProperty(self, 'kind', { get: () => inner.kind, enumerable: true, configurable: true });
-  Object.defineProperty(self, 'capabilities', { get: () => inner.capabilities, enumerable: true, configurable: true });
-  for (const method of BACKEND_METHODS) {
-    const hook = hooks[method] as ((next: (...args: unknown[]) => unknown, ...args: unknown[]) => unknown) | undefined;
+  const forwarded = (method: BackendMethod, fn: () => AnyFn | undefined, owner: () => object | undefined): AnyFn => {
+    const hook = hooks[method] as ((next: AnyFn, ...args: unknown[]) => unknown) | undefined;
     const next = (...args: unknown[]): unknown => {
-      const fn = inner[method] as ((...a: unknown[]) => unknown) | undefined;
-      if (typeof fn !== 'function') throw new TypeError(`${inner.kind} backend has no ${method}()`);
-      const invoke = () => fn.apply(inner, args);
-      return all ? all(method, args, invoke) : invoke();
+      const f = fn();
+      if (typeof f !== 'function') throw new TypeError(`${inner.kind} backend has no ${method}()`);
+      const invoke = () => f.apply(owner(), args);
+      return hooks.all ? hooks.all(method, args, invoke) : invoke();
     };
-    const forwarded = hook ? (...args: unknown[]) => hook(next, ...args) : next;
-    Object.defineProperty(self, method, {
-      get: () => (typeof inner[method] === 'function' ? forwarded : undefined),
-      enumerable: true,
-      configurable: true,
-    });
+    return hook ? (...args: unknown[]) => hook(next, ...args) : next;
+  };
+  const define = (key: string, get: () => unknown) => Object.defineProperty(self, key, { get, enumerable: true, configurable: true });
+
+  define('kind', () => inner.kind);
+  define('leaderMetadata', () => inner.leaderMetadata);
+  define('staleLeaderMs', () => inner.staleLeaderMs);
+  for (const method of STORE_METHODS) {
+    const f = forwarded(method, () => inner[method] as AnyFn, () => inner);
+    define(method, () => f);
+  }
+  for (const [name, layout] of Object.entries(PARTS) as Array<[PartName, (typeof PARTS)[PartName]]>) {
+    const innerPart = () => inner[name] as Record<string, unknown> | undefined;
+    const part: Record<string, unknown> = {};
+    for (const [member, method] of Object.entries(layout.methods) as Array<[string, BackendMethod]>) {
+      const f = forwarded(method, () => innerPart()?.[member] as AnyFn | undefined, innerPart);
+      // An optional member (isWatching) is there exactly when the inner part has it.
+      Object.defineProperty(part, member, { get: () => (typeof innerPart()?.[member] === 'function' ? f : undefined), enumerable: true });
+    }
+    for (const value of layout.values) Object.defineProperty(part, value, { get: () => innerPart()?.[value], enumerable: true });
+    define(name, () => (innerPart() === undefined ? undefined : part));
   }
   return self;
 }
 
 /**
- * A base class for wrappers: forwards the whole SPI to `inner` through `forwardBackend`. A
- * subclass changes calls by overriding `forward()` (every call) and `hooks()` (single methods);
- * both are called when a call is made, so they may use the subclass's fields.
+ * A base class for wrappers: forwards the whole contract to `inner` through `forwardBackend`. A
+ * subclass changes calls by overriding `forward()` (every call) and `hooks()` (single
+ * operations); both are called when a call is made, so they may use the subclass's fields.
  */
 export class ForwardingBackend implements ElectionBackend {
   declare readonly kind: string;
-  declare readonly capabilities: ElectionBackend['capabilities'];
   declare readonly campaign: ElectionBackend['campaign'];
   declare readonly renew: ElectionBackend['renew'];
   declare readonly release: ElectionBackend['release'];
   declare readonly getLeader: ElectionBackend['getLeader'];
-  declare readonly forceLeader: ElectionBackend['forceLeader'];
-  declare readonly clearLeader: ElectionBackend['clearLeader'];
-  declare readonly listCandidates: ElectionBackend['listCandidates'];
-  declare readonly electionExists: ElectionBackend['electionExists'];
-  declare readonly raiseTokenFloor: ElectionBackend['raiseTokenFloor'];
-  declare readonly watch: ElectionBackend['watch'];
-  declare readonly isWatching: ElectionBackend['isWatching'];
-  declare readonly watchLeader: ElectionBackend['watchLeader'];
-  declare readonly staleLeaderMs: ElectionBackend['staleLeaderMs'];
   declare readonly close: ElectionBackend['close'];
+  declare readonly admin: ElectionBackend['admin'];
+  declare readonly candidates: ElectionBackend['candidates'];
+  declare readonly changes: ElectionBackend['changes'];
+  declare readonly leaderChanges: ElectionBackend['leaderChanges'];
+  declare readonly tokenFloor: ElectionBackend['tokenFloor'];
+  declare readonly leaderMetadata: ElectionBackend['leaderMetadata'];
+  declare readonly staleLeaderMs: ElectionBackend['staleLeaderMs'];
 
   constructor(readonly inner: ElectionBackend) {
     forwardBackend(inner, { ...this.hooks(), all: (method, args, invoke) => this.forward(method, args, invoke) }, this);
@@ -126,12 +141,12 @@ export class ForwardingBackend implements ElectionBackend {
     return this.close();
   }
 
-  /** Every call of every method passes here; `invoke()` makes it on the inner backend. */
+  /** Every call of every operation passes here; `invoke()` makes it on the inner backend. */
   protected forward(_method: BackendMethod, _args: unknown[], invoke: () => unknown): unknown {
     return invoke();
   }
 
-  /** Per-method hooks (see `ForwardHooks`); called once, from the constructor. */
+  /** Per-operation hooks (see `ForwardHooks`); called once, from the constructor. */
   protected hooks(): Omit<ForwardHooks, 'all'> {
     return {};
   }

@@ -1,13 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import type {
-  BackendCapabilities,
+  BackendAdmin,
   CampaignRequest,
   CampaignResult,
+  CandidateQueue,
+  ChangeFeed,
   ElectionBackend,
+  LeaderFeed,
   LeaderInfo,
+  LeaderMetadataKept,
   ReleaseRequest,
   RenewRequest,
   RenewResult,
+  TokenFloor,
 } from './backend';
 import { ConclaveError } from './errors';
 import { throwIfGivenUp } from './given-up';
@@ -71,14 +76,23 @@ export interface ElectionRecord {
  */
 export class MemoryBackend implements ElectionBackend {
   readonly kind = 'memory';
-  readonly capabilities: BackendCapabilities = {
-    listCandidates: true,
-    electionExists: true,
-    push: 'best-effort',
-    leaderPush: 'best-effort',
-    tokenFloor: true,
-    leaderMetadata: { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true },
+  readonly admin: BackendAdmin = {
+    forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
+    clearLeader: async (election) => void this.revoke(await this.enter(election), 0),
+    // Reads leave an empty record behind: an election exists once it has handed out a token.
+    electionExists: async (election) => (await this.enter(election)).lastToken > 0,
   };
+  readonly candidates: CandidateQueue = { list: (election) => this.listCandidates(election) };
+  readonly changes: ChangeFeed = {
+    delivery: 'best-effort',
+    leaseEnds: false,
+    watch: (election, candidateId, onChange) => this.watch(election, candidateId, onChange),
+  };
+  // Best-effort only because a lease that runs out (a holder that stopped renewing) is not
+  // announced: nothing happens in a store with no server at that moment.
+  readonly leaderChanges: LeaderFeed = { delivery: 'best-effort', watch: (election, onChange) => this.watchLeader(election, onChange) };
+  readonly tokenFloor: TokenFloor = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: false };
+  readonly leaderMetadata: LeaderMetadataKept = { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true };
 
   readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
@@ -167,7 +181,7 @@ export class MemoryBackend implements ElectionBackend {
     };
   }
 
-  async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
+  private async forceLeader(election: string, candidateId: string, leaseMs = this.defaultLeaseMs): Promise<LeaderInfo> {
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     assertElectionName(election, this.kind);
     assertCandidateId(candidateId, this.kind, election);
@@ -187,10 +201,6 @@ export class MemoryBackend implements ElectionBackend {
         return { candidateId, token: record.lease.token };
       },
     });
-  }
-
-  async clearLeader(election: string): Promise<void> {
-    this.revoke(await this.enter(election), 0);
   }
 
   /**
@@ -215,13 +225,13 @@ export class MemoryBackend implements ElectionBackend {
     return { kind: 'revoked', waitMs: lease.expiresAt - now };
   }
 
-  async raiseTokenFloor(election: string, token: number): Promise<void> {
+  private async raiseTokenFloor(election: string, token: number): Promise<void> {
     assertTokenFloor(token, this.kind, election);
     const record = await this.enter(election);
     record.lastToken = Math.max(record.lastToken, token);
   }
 
-  async listCandidates(election: string): Promise<string[]> {
+  private async listCandidates(election: string): Promise<string[]> {
     const record = await this.enter(election);
     const now = performance.now();
     const live = this.liveLease(record, now);
@@ -235,12 +245,7 @@ export class MemoryBackend implements ElectionBackend {
     return lease ? [candidateOf(lease.holder), ...ids] : ids;
   }
 
-  /** Reads leave an empty record behind: an election exists once it has handed out a token. */
-  async electionExists(election: string): Promise<boolean> {
-    return (await this.enter(election)).lastToken > 0;
-  }
-
-  watch(election: string, candidateId: string, onChange: () => void): () => void {
+  private watch(election: string, candidateId: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
     assertInstanceId(candidateId, this.kind, election);
     const record = this.record(election);
@@ -255,12 +260,8 @@ export class MemoryBackend implements ElectionBackend {
     return unwatch;
   }
 
-  /**
-   * Hints on every release, new term, force and clear. Best-effort only because a lease that runs
-   * out (a holder that stopped renewing) is not announced: nothing happens in a store with no
-   * server at that moment.
-   */
-  watchLeader(election: string, onChange: () => void): () => void {
+  /** Hints on every release, new term, force and clear. */
+  private watchLeader(election: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
     if (this.closed) return () => undefined;
     const record = this.record(election);

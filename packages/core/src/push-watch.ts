@@ -1,10 +1,9 @@
 import type { LeaseEndHint } from './backend';
-import { supports } from './capabilities';
 import type { ElectorSetup } from './elector-setup';
 
 /**
- * The subscription to an election's changes, when the backend pushes them (the `push`
- * capability). Without push, or when subscribing fails, the Elector polls instead.
+ * The subscription to an election's changes, when the backend pushes them (the `changes`
+ * part). Without push, or when subscribing fails, the Elector polls instead.
  */
 export class PushWatch {
   private unwatch: (() => void) | null = null;
@@ -16,9 +15,10 @@ export class PushWatch {
 
   start(): void {
     const { backend, election, instanceId } = this.setup;
-    if (!supports(backend, 'push')) return;
+    const changes = backend.changes;
+    if (changes === undefined) return;
     try {
-      this.unwatch = backend.watch!(election, instanceId, (hint) => this.onChange(hint));
+      this.unwatch = changes.watch(election, instanceId, (hint) => this.onChange(hint));
     } catch (err) {
       // Without push the core polls at retryMs: slower hand-over, same safety.
       this.setup.log.warn({ ...this.setup.context(), err }, 'watch failed; polling instead');
@@ -30,13 +30,14 @@ export class PushWatch {
     this.unwatch = null;
   }
 
-  /** Whether changes of this election reach us by push right now (see ElectionBackend.isWatching). */
+  /** Whether changes of this election reach us by push right now (see ChangeFeed.isWatching). */
   active(): boolean {
     if (this.unwatch === null) return false;
     const { backend, election, instanceId } = this.setup;
-    if (!backend.isWatching) return true;
+    const isWatching = backend.changes?.isWatching;
+    if (!isWatching) return true;
     try {
-      return backend.isWatching(election, instanceId);
+      return isWatching(election, instanceId);
     } catch {
       return false;
     }

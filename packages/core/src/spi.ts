@@ -1,16 +1,22 @@
 /**
  * `@conclave/core/spi`: for writing a backend or a wrapper of one (and for the conclave
- * packages, command and test harness): the `ElectionBackend` contract with its requests,
- * results and capabilities, the checks every backend makes before any I/O, and the helpers the
- * backends share. A service needs none of it: `@conclave/core` is the API. The contract is
+ * packages, command and test harness): the `ElectionBackend` contract (a lease store and its
+ * optional parts, see BACKEND-CONTRACT.md) with its requests and results, the checks every
+ * backend makes before any I/O, and the helpers the backends share. A service needs none of it: `@conclave/core` is the API. The contract is
  * versioned with the package; the shared helpers may change in any release, without a major
  * version.
  */
 
-// The contract (documented in backend.ts and backend-provider.ts).
+// The contract (documented in backend.ts, BACKEND-CONTRACT.md and backend-provider.ts).
 export type {
+  LeaseStore,
   ElectionBackend,
-  BackendCapabilities,
+  BackendAdmin,
+  CandidateQueue,
+  ChangeFeed,
+  LeaderFeed,
+  TokenFloor,
+  Delivery,
   CallGiveUp,
   CampaignRequest,
   CampaignResult,
@@ -18,12 +24,10 @@ export type {
   RenewResult,
   ReleaseRequest,
   LeaderInfo,
-  LeaderMetadataCapabilities,
+  LeaderMetadataKept,
   LeaseEndHint,
 } from './backend';
 export { NO_LEADER_METADATA, leaderMetadataOf } from './backend';
-export { CAPABILITY_METHODS, assertCapabilitiesConsistent, capabilityOf, supports } from './capabilities';
-export type { Capability, CapabilityValues, DeclaresCapabilities, MethodCapability, PushLevel } from './capabilities';
 export { isBackendProvider } from './backend-provider';
 export type { BackendProvider, BackendProviderContext } from './backend-provider';
 export { providerFor, providerUrl } from './create-backend';
@@ -74,9 +78,9 @@ export type { Revocation } from './revocation';
 export { campaignOutcome, heldByAnother, isLiveLease, leaderInfoFromRow, leaseRowsByName } from './lease-row';
 export type { LeaseRow, LiveLeaseRow } from './lease-row';
 
-// Wrapping a backend: every SPI method forwarded through one helper.
+// Wrapping a backend: every operation forwarded through one helper.
 export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
-export type { BackendFn, BackendMethod, ForwardHooks } from './forward-backend';
+export type { BackendFn, BackendMethod, BackendOperations, ForwardHooks } from './forward-backend';
 
 // Pacing many elections on one connection, deadlines and given-up calls, lazy drivers.
 export { TickBatcher } from './tick-batcher';

@@ -12,7 +12,10 @@ import {
   assertRequestToken,
   candidateOf,
   throwIfGivenUp,
-  type BackendCapabilities,
+  type BackendAdmin,
+  type CandidateQueue,
+  type ChangeFeed,
+  type TokenFloor,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
@@ -81,18 +84,23 @@ interface Candidacy {
  */
 export class EtcdBackend implements ElectionBackend {
   readonly kind = KIND;
-  /** What every EtcdBackend declares (known before any connection). */
-  static readonly capabilities: BackendCapabilities = Object.freeze({
-    listCandidates: true,
-    electionExists: true,
-    // A watch misses nothing while it stands, and its loss wakes the candidate (PredecessorWatches).
-    push: 'reliable' as const,
-    tokenFloor: true,
-    // The value is in the leader's key; etcd keeps no times a client could read as server time,
-    // and create revisions do not count terms.
-    leaderMetadata: Object.freeze({ value: true, since: false, renewedAt: false, leaseEndsAt: false, transitions: false }),
-  });
-  readonly capabilities: BackendCapabilities = EtcdBackend.capabilities;
+  // The value is in the leader's key; etcd keeps no times a client could read as server time,
+  // and create revisions do not count terms.
+  readonly leaderMetadata = Object.freeze({ value: true, since: false, renewedAt: false, leaseEndsAt: false, transitions: false });
+  readonly admin: BackendAdmin = {
+    forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
+    clearLeader: (election) => this.clearLeader(election),
+    electionExists: (election) => this.electionExists(election),
+  };
+  readonly candidates: CandidateQueue = { list: (election) => this.listCandidates(election) };
+  /** Reliable: a watch misses nothing while it stands, and its loss wakes the candidate (PredecessorWatches). */
+  readonly changes: ChangeFeed = {
+    delivery: 'reliable',
+    leaseEnds: false,
+    watch: (election, candidateId, onChange) => this.watch(election, candidateId, onChange),
+    isWatching: (election, candidateId) => this.isWatching(election, candidateId),
+  };
+  readonly tokenFloor: TokenFloor = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: false };
 
   private readonly client: EtcdClient;
   private readonly ownsClient: boolean;
@@ -106,7 +114,7 @@ export class EtcdBackend implements ElectionBackend {
   private readonly watchStream: WatchStream;
   private readonly watches: PredecessorWatches;
   private readonly reads: ElectionReads;
-  private readonly admin: EtcdAdmin;
+  private readonly etcdAdmin: EtcdAdmin;
   private readonly keepAlives: KeepAliveStream;
   /** The checks of the renewals of one turn, one transaction (see renew). */
   private readonly ownKeys: OwnKeyChecks;
@@ -140,7 +148,7 @@ export class EtcdBackend implements ElectionBackend {
       return this.candidacies.get(this.keys.candidate(election, instanceId))?.revision ?? null;
     });
     this.reads = new ElectionReads(this.store, this.keys);
-    this.admin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
+    this.etcdAdmin = new EtcdAdmin(this.store, this.keys, this.reads, (election) => this.assertOpen(election));
     this.keepAlives = new KeepAliveStream(this.client.leaseClient as LeaseClient, resolved.requestTimeoutMs);
     this.campaigns = new TxnBatches(this.store, MAX_TXN_OPS, 'campaign');
     this.releases = new TxnBatches(this.store, MAX_TXN_OPS, 'release');
@@ -366,7 +374,7 @@ export class EtcdBackend implements ElectionBackend {
     return infoOf(head, fence);
   }
 
-  async listCandidates(election: string): Promise<string[]> {
+  private async listCandidates(election: string): Promise<string[]> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
     return (await this.reads.candidates(election)).map((c) => candidateOf(c.value.id));
@@ -376,38 +384,38 @@ export class EtcdBackend implements ElectionBackend {
    * Any key under the election: a candidate's, a fence, or the token floor, which its first term
    * writes (`floorMark`) and nothing deletes.
    */
-  async electionExists(election: string): Promise<boolean> {
+  private async electionExists(election: string): Promise<boolean> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
     return (await this.store.range(this.keys.root(election), { prefix: true, limit: 1, keysOnly: true }, election)).kvs.length > 0;
   }
 
-  async clearLeader(election: string): Promise<void> {
+  private async clearLeader(election: string): Promise<void> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
-    return this.admin.clear(election);
+    return this.etcdAdmin.clear(election);
   }
 
-  async forceLeader(election: string, candidateId: string, _leaseMs?: number): Promise<LeaderInfo> {
+  private async forceLeader(election: string, candidateId: string, _leaseMs?: number): Promise<LeaderInfo> {
     assertElectionName(election, KIND);
     assertCandidateId(candidateId, KIND, election);
     this.assertOpen(election);
-    return this.admin.force(election, candidateId);
+    return this.etcdAdmin.force(election, candidateId);
   }
 
-  async raiseTokenFloor(election: string, token: number): Promise<void> {
+  private async raiseTokenFloor(election: string, token: number): Promise<void> {
     assertElectionName(election, KIND);
     this.assertOpen(election);
-    return this.admin.raiseTokenFloor(election, token);
+    return this.etcdAdmin.raiseTokenFloor(election, token);
   }
 
-  watch(election: string, candidateId: string, onChange: () => void): () => void {
+  private watch(election: string, candidateId: string, onChange: () => void): () => void {
     this.validate(election, candidateId);
     this.assertOpen(election);
     return this.watches.watch(election, candidateId, onChange);
   }
 
-  isWatching(election: string, candidateId: string): boolean {
+  private isWatching(election: string, candidateId: string): boolean {
     // A watch wakes a follower when its predecessor goes, not when a term starts: while its last
     // read showed no leader (the head's term not started yet, or a fence), the core polls.
     return !this.leaderless.has(this.keys.candidate(election, candidateId)) && this.watches.isWatching(election, candidateId);

@@ -63,7 +63,7 @@ test('a release hands over above a token floor raised during the term', async ()
   await b.campaign({ election, candidateId: 'b', leaseMs: 3000 });
   const aToken = (first as { token: number }).token;
   const floor = aToken + 1_000_000;
-  await a.raiseTokenFloor(election, floor);
+  await a.tokenFloor!.raise(election, floor);
 
   await a.release({ election, candidateId: 'a', token: aToken });
   const won = await b.campaign({ election, candidateId: 'b', leaseMs: 3000 });
@@ -115,7 +115,7 @@ test('a release whose successor left during the term hands over to the next one 
   await a.release({ election, candidateId: 'a', token: aToken });
   const handed = await a.getLeader(election);
   expect(handed).toMatchObject({ candidateId: 'c' });
-  expect(await a.listCandidates(election)).toEqual(['c']);
+  expect(await a.candidates!.list(election)).toEqual(['c']);
   await c.release({ election, candidateId: 'c', token: handed!.token });
 });
 

@@ -113,7 +113,7 @@ test('a follower whose token floor was raised after its read starts its term abo
   const q = await queued(election, backend());
   try {
     const floor = q.leaderToken + 1_000_000;
-    await admin.raiseTokenFloor(election, floor);
+    await admin.tokenFloor!.raise(election, floor);
     await q.wokenBy(() => q.leader.close());
     const won = await q.follower.campaign({ election, candidateId: 'f', leaseMs: 3000 });
     expect(won.role).toBe('leader');
@@ -256,7 +256,7 @@ test('a candidate queued behind a follower whose own key was deleted behind its 
     // Out of the queue, it must campaign to join it again, not wait for the head.
     await eventually(() => q.woken() > wokenBefore, 'the candidate is woken', 5000);
     expect((await q.candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    expect(await q.candidate.listCandidates(election)).toEqual(['a', 'f']);
+    expect(await q.candidate.candidates!.list(election)).toEqual(['a', 'f']);
   } finally {
     q.unwatch();
   }

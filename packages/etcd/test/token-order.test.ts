@@ -55,11 +55,11 @@ describe('etcd fencing tokens', () => {
       // campaigns (a leader that lost its term during the outage released it).
       const current = leaderId()!;
       const next = await eventually(async () => {
-        const campaigning = await admin.listCandidates(election).catch(() => [] as string[]);
+        const campaigning = await admin.candidates!.list(election).catch(() => [] as string[]);
         return campaigning.find((id) => id !== current);
       }, 'a follower campaigning', 20_000);
       step = `force ${next} after restart ${round}`;
-      const forced = await admin.forceLeader(election, next);
+      const forced = await admin.admin!.forceLeader(election, next);
       expect(forced.candidateId).toBe(next);
       await eventually(() => electors.get(next)!.isLeader(), `${next} to lead after the force`, 20_000);
       expect(electors.get(next)!.token).toBe(forced.token);
@@ -68,7 +68,7 @@ describe('etcd fencing tokens', () => {
 
     step = 'clear';
     const clearedToken = electors.get(leaderId()!)!.token!;
-    await admin.clearLeader(election);
+    await admin.admin!.clearLeader(election);
     await eventually(() => terms.some((t) => t.step === 'clear' && t.token > clearedToken), 'a new term after the clear', 20_000);
     expect((await admin.getLeader(election))?.token).toBeGreaterThan(clearedToken);
 

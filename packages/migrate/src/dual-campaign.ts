@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ConclaveError } from '@conclave/core';
 import {
-  supports,
   withTimeout,
   type CampaignRequest,
   type CampaignResult,
@@ -21,7 +20,7 @@ const RETRY = Symbol('retry');
  * meanwhile), and losing either side gives the other back at once.
  *
  * Fencing tokens: a dual term's token is `to`'s token, and before taking `to` a dual candidate
- * raises `to`'s token floor to its `from` token − 1 (`raiseTokenFloor`). While `to` is fresh, a
+ * raises `to`'s token floor to its `from` token − 1 (`tokenFloor.raise`). While `to` is fresh, a
  * dual term's token therefore *equals* its `from` token, so dual and `from-only` nodes share
  * `from`'s increasing sequence. A dual term never goes on with a new `to` term under an old
  * `from` term (its token could run ahead of what `from` issues next); it starts afresh on both
@@ -104,9 +103,10 @@ export class DualCampaign {
     }
     if (joining) return this.goOn(request, key, held!, onFrom);
     let onTo: CampaignResult;
-    const toFloorRaised = !joining && supports(this.to, 'tokenFloor');
+    const toFloor = joining ? undefined : this.to.tokenFloor;
+    const toFloorRaised = toFloor !== undefined;
     try {
-      if (toFloorRaised) await this.to.raiseTokenFloor!(election, Math.max(0, fromToken - 1));
+      if (toFloor) await toFloor.raise(election, Math.max(0, fromToken - 1));
       onTo = await this.campaignTo(request, key);
     } catch (err) {
       // `to` cannot be reached: give up our place on `from` so that a from-only candidate can
@@ -132,9 +132,10 @@ export class DualCampaign {
       await settle(this.to.release({ election, candidateId, token: toToken }));
       return RETRY;
     }
-    if (!joining && supports(this.from, 'tokenFloor')) {
+    const fromFloor = joining ? undefined : this.from.tokenFloor;
+    if (fromFloor) {
       try {
-        await this.from.raiseTokenFloor!(election, toToken);
+        await fromFloor.raise(election, toToken);
       } catch (err) {
         await Promise.allSettled([
           this.to.release({ election, candidateId, token: toToken }),

@@ -1,27 +1,31 @@
 import {
   assertReleaseBounds,
   assertRequestToken,
-  capabilityOf,
-  type BackendCapabilities,
+  leaderMetadataOf,
+  type BackendAdmin,
   type CampaignRequest,
   type CampaignResult,
+  type CandidateQueue,
+  type ChangeFeed,
   type ElectionBackend,
+  type LeaderFeed,
   type LeaderInfo,
+  type LeaderMetadataKept,
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
+  type TokenFloor,
 } from '@conclave/core/spi';
 import {
-  capabilitiesOf,
-  isWatchingOf,
-  listCandidatesOf,
-  electionExistsOf,
-  raiseTokenFloorOf,
+  adminOf,
+  candidatesOf,
+  changesOf,
+  leaderChangesOf,
+  leaderMetadataOfPair,
   single,
   staleLeaderMsOf,
-  watchLeaderOf,
-  watchOf,
-} from './capability-surface';
+  tokenFloorOf,
+} from './pair-parts';
 import { DualAdmin } from './dual-admin';
 import { DualCampaign } from './dual-campaign';
 import { DualLease } from './dual-lease';
@@ -43,7 +47,7 @@ import { ToOnlyCampaign } from './to-only-campaign';
  * the other back at once.
  *
  * Fencing tokens: a dual term's token is `to`'s token, and before taking `to` a dual candidate
- * raises `to`'s token floor to its `from` token − 1 (`raiseTokenFloor`). While `to` is fresh (the
+ * raises `to`'s token floor to its `from` token − 1 (`tokenFloor.raise`). While `to` is fresh (the
  * usual case: only dual nodes have used it), a dual term's token therefore *equals* its `from`
  * token, so dual and `from-only` nodes share `from`'s increasing sequence; once `to-only` nodes
  * take part, every leader holds `to` and `to`'s sequence increases by itself. A dual term never
@@ -56,11 +60,16 @@ import { ToOnlyCampaign } from './to-only-campaign';
  * Each call goes where the phase sends it: outside `dual` to the one side in use (to-only through
  * ToOnlyCampaign, which keeps the forbidden mix from making two leaders); in `dual` to
  * DualCampaign (the campaign and its token rules), DualLease (renew, release) and DualAdmin
- * (getLeader, forceLeader, clearLeader); capability-surface.ts says what the pair can do.
+ * (getLeader, forceLeader, clearLeader); pair-parts.ts says which parts the pair has.
  */
 export class MigratingBackend implements ElectionBackend {
   readonly kind = KIND;
-  readonly capabilities: BackendCapabilities;
+  readonly admin: BackendAdmin | undefined;
+  readonly candidates: CandidateQueue | undefined;
+  readonly changes: ChangeFeed | undefined;
+  readonly leaderChanges: LeaderFeed | undefined;
+  readonly tokenFloor: TokenFloor | undefined;
+  readonly leaderMetadata: LeaderMetadataKept | undefined;
   readonly phase: MigrationPhase;
   readonly from: ElectionBackend;
   readonly to: ElectionBackend;
@@ -85,10 +94,15 @@ export class MigratingBackend implements ElectionBackend {
     this.dual = new DualState(this.from, this.to);
     this.dualCampaign = new DualCampaign(this.from, this.to, this.dual);
     this.dualLease = new DualLease(this.from, this.to, this.dual);
-    this.dualAdmin = new DualAdmin(this.from, this.to, () => capabilityOf(this, 'leaderMetadata'));
+    this.dualAdmin = new DualAdmin(this.from, this.to, () => leaderMetadataOf(this));
     this.oldLeaders = new OldLeaderWatch(this.from, this.to.kind);
     this.toOnly = new ToOnlyCampaign(this.to, this.oldLeaders);
-    this.capabilities = capabilitiesOf(this);
+    this.admin = adminOf(this, this.dualAdmin);
+    this.candidates = candidatesOf(this);
+    this.changes = changesOf(this, this.dual);
+    this.leaderChanges = leaderChangesOf(this);
+    this.tokenFloor = tokenFloorOf(this);
+    this.leaderMetadata = leaderMetadataOfPair(this);
   }
 
   async campaign(request: CampaignRequest): Promise<CampaignResult> {
@@ -120,46 +134,9 @@ export class MigratingBackend implements ElectionBackend {
     return this.dualAdmin.getLeader(election);
   }
 
-  /**
-   * In `dual`, forces `from`, then `to`, so that nobody leads beside the revoked leader; this may
-   * take up to two leases (see DualAdmin). Otherwise on the side in use.
-   */
-  async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
-    if (this.phase !== 'dual') return single(this).forceLeader(election, candidateId, leaseMs);
-    return this.dualAdmin.forceLeader(election, candidateId, leaseMs);
-  }
-
-  async clearLeader(election: string): Promise<void> {
-    if (this.phase !== 'dual') return single(this).clearLeader(election);
-    return this.dualAdmin.clearLeader(election);
-  }
-
-  get listCandidates(): ((election: string) => Promise<string[]>) | undefined {
-    return listCandidatesOf(this);
-  }
-
-  get electionExists(): ElectionBackend['electionExists'] {
-    return electionExistsOf(this);
-  }
-
-  get watch(): ElectionBackend['watch'] {
-    return watchOf(this, this.dual);
-  }
-
-  get staleLeaderMs(): ElectionBackend['staleLeaderMs'] {
+  /** The longer of the sides' (a ZooKeeper side's follows its session). */
+  get staleLeaderMs(): number | undefined {
     return staleLeaderMsOf(this);
-  }
-
-  get watchLeader(): ElectionBackend['watchLeader'] {
-    return watchLeaderOf(this);
-  }
-
-  get isWatching(): ElectionBackend['isWatching'] {
-    return isWatchingOf(this);
-  }
-
-  get raiseTokenFloor(): ElectionBackend['raiseTokenFloor'] {
-    return raiseTokenFloorOf(this);
   }
 
   async close(): Promise<void> {

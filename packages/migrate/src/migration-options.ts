@@ -1,13 +1,5 @@
 import { ConclaveError } from '@conclave/core';
-import {
-  assertCapabilitiesConsistent,
-  assertOptionKeys,
-  capabilityOf,
-  describeValue,
-  optionKeys,
-  supports,
-  type ElectionBackend,
-} from '@conclave/core/spi';
+import { assertOptionKeys, describeValue, optionKeys, type ElectionBackend } from '@conclave/core/spi';
 
 /**
  * Where a candidate stands in a migration from backend `from` to backend `to`:
@@ -53,8 +45,6 @@ export function resolveMigratingOptions(options: unknown): Required<MigratingBac
         backend: KIND,
       });
     }
-    // Each side is read by its declaration alone (`supports`): it must agree with its methods.
-    assertCapabilitiesConsistent(backend);
   }
   if (o.from === o.to) {
     throw new ConclaveError('INVALID_OPTIONS', 'from and to must be two different backends', { backend: KIND });
@@ -66,7 +56,7 @@ export function resolveMigratingOptions(options: unknown): Required<MigratingBac
       { backend: KIND },
     );
   }
-  if (o.phase === 'dual' && capabilityOf(o.to!, 'tokenClock') && !supports(o.from!, 'tokenFloor')) {
+  if (o.phase === 'dual' && o.to!.tokenFloor?.followsClock === true && o.from!.tokenFloor === undefined) {
     // Dual tokens would follow `to`'s clock (~1.7e12) while old nodes on `from` keep `from`'s
     // small tokens: the next old leader would get a lower token than the dual one before it.
     throw new ConclaveError(

@@ -149,7 +149,7 @@ export class OldLeaderWatch {
     if (seen.dual) return;
     const seenFor = at - seen.since;
     if (seenFor >= leaseMs) this.suspects.add(election);
-    if (seenFor >= Math.max(leaseMs, (this.from.staleLeaderMs?.() ?? 0) + leaseMs)) {
+    if (seenFor >= Math.max(leaseMs, (this.from.staleLeaderMs ?? 0) + leaseMs)) {
       this.conflicts.set(
         election,
         `migration conflict: ${leader.candidateId} leads on ${this.from.kind} (token ${leader.token}) without ` +

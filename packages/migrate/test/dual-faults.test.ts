@@ -217,7 +217,7 @@ describe('an admin command on one backend only, while a dual candidate leads', (
     await delay(200);
     const dualToken = dual.token!;
     const clearedAt = performance.now();
-    await fleet.mysqlDirect().clearLeader(fleet.election);
+    await fleet.mysqlDirect().admin!.clearLeader(fleet.election);
     const took = await fleet.leads(isOld, 'the old candidate to lead', clearedAt);
     expect(took).toBeLessThanOrEqual(LEAD_BOUND_MS);
     expect(old.token!).toBeGreaterThan(dualToken);
@@ -232,7 +232,7 @@ describe('an admin command on one backend only, while a dual candidate leads', (
     await delay(200);
     const dualToken = dual.token!;
     const clearedAt = performance.now();
-    await fleet.zookeeper().clearLeader(fleet.election);
+    await fleet.zookeeper().admin!.clearLeader(fleet.election);
     await waitFor(() => fleet.electors.some((e) => e.isLeader() && e.token! > dualToken), 'a new term', 20_000, 5);
     expect(performance.now() - clearedAt).toBeLessThanOrEqual(LEAD_BOUND_MS);
     await fleet.churn(4);
@@ -258,7 +258,7 @@ test(`losing ZooKeeper gives MySQL back at once: after a ZooKeeper-only clearLea
   await waitFor(mysqlNamesFirst, 'MySQL to name the dual leader');
   let mysqlFreedAt: number | null = null;
   const clearedAt = performance.now();
-  await fleet.zookeeper().clearLeader(fleet.election);
+  await fleet.zookeeper().admin!.clearLeader(fleet.election);
   await waitFor(
     async () => {
       if (!(await mysqlNamesFirst())) mysqlFreedAt ??= performance.now();
@@ -332,7 +332,7 @@ test('forceLeader on MySQL alone, to another dual candidate, while a dual candid
   await fleet.add('dual');
   await delay(200);
   const token = first.token!;
-  await fleet.mysqlDirect().forceLeader(fleet.election, 'dual-3');
+  await fleet.mysqlDirect().admin!.forceLeader(fleet.election, 'dual-3');
   await waitFor(() => fleet.electors.some((e) => e.isLeader() && e.token! > token), 'a new term', 20_000, 5);
   await fleet.churn(6);
   // forceLeader starts the forced term only once the one it revoked has ended: no overlap.

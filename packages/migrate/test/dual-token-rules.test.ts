@@ -41,7 +41,7 @@ const tokenOf = async (backend: ElectionBackend, candidateId: string, leaseMs = 
 
 test('a dual leader that loses only to gives from back at once, and the next old leader gets a greater token', async () => {
   const dualToken = await tokenOf(dual, 'dual-1');
-  await to.clearLeader(election);
+  await to.admin!.clearLeader(election);
   expect(await dual.renew({ election, candidateId: 'dual-1', token: dualToken, leaseMs: LEASE })).toEqual({ held: false, leaderId: null });
   // from was given back: an old candidate leads at once, above the dual term.
   expect(await tokenOf(from, 'old-2')).toBeGreaterThan(dualToken);
@@ -52,7 +52,7 @@ test('a to term that ended under a from term that went on is not retaken with to
   // to's term ends (expiry during a blip, an admin clear) while the dual candidate keeps from;
   // it campaigns again before any renewal told it. A clear keeps everyone out of to until the
   // revoked lease has ended: meanwhile the dual candidate follows (and gives from back).
-  await to.clearLeader(election);
+  await to.admin!.clearLeader(election);
   expect(await campaign(dual, 'dual-1', SHORT_LEASE)).toMatchObject({ role: 'follower', leaderId: null });
   await new Promise((r) => setTimeout(r, SHORT_LEASE + 20));
   const second = await campaign(dual, 'dual-1');
@@ -69,7 +69,7 @@ test('a from term that changed under a recorded dual term raises to\'s floor aga
   const first = await tokenOf(dual, 'dual-1', SHORT_LEASE);
   // from alone moves on: cleared, an old candidate leads (once the revoked lease has ended) and
   // leaves, while the dual candidate's term is still recorded (its renewal has not run).
-  await from.clearLeader(election);
+  await from.admin!.clearLeader(election);
   await new Promise((r) => setTimeout(r, SHORT_LEASE + 20));
   const oldToken = await tokenOf(from, 'old-2');
   await from.release({ election, candidateId: 'old-2', token: oldToken });
@@ -100,6 +100,6 @@ test('clearLeader clears from even when to throws, and reports to\'s error', asy
   });
   const broken = new MigratingBackend({ from, to: failing, phase: 'dual', closeBackends: false });
   await tokenOf(from, 'old-1');
-  await expect(broken.clearLeader(election)).rejects.toThrow('to is down');
+  await expect(broken.admin!.clearLeader(election)).rejects.toThrow('to is down');
   expect(await from.getLeader(election)).toBeNull();
 });

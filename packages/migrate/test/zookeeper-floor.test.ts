@@ -33,7 +33,7 @@ function tokenOf(result: CampaignResult): number {
 test('MySQL → ZooKeeper: dual terms go above MySQL tokens far above the czxids, and old and to-only leaders follow', async () => {
   const election = `to-zk-${randomBytes(4).toString('hex')}`;
   const old = mysql();
-  await old.raiseTokenFloor!(election, FAR);
+  await old.tokenFloor!.raise(election, FAR);
   const before = tokenOf(await old.campaign({ election, candidateId: 'old', leaseMs: LEASE }));
   expect(before).toBeGreaterThan(FAR);
   await old.release({ election, candidateId: 'old' });
@@ -59,7 +59,7 @@ test('rollback to ZooKeeper-only: after dual terms on MySQL tokens far above the
   const election = `back-to-zk-${randomBytes(4).toString('hex')}`;
   // MySQL's sequence far ahead (to-only terms of a migration that is being rolled back).
   const toOnly = mysql();
-  await toOnly.raiseTokenFloor!(election, FAR);
+  await toOnly.tokenFloor!.raise(election, FAR);
   const high = tokenOf(await toOnly.campaign({ election, candidateId: 'new', leaseMs: LEASE }));
   await toOnly.release({ election, candidateId: 'new' });
   const dual = keep(new MigratingBackend({ from: zookeeper(), to: mysql(), phase: 'dual', closeBackends: false }));

@@ -1,5 +1,4 @@
-import type { BackendCapabilities } from '@conclave/core/spi';
-import { SqlLeaseBackend, leaseRowCapabilities } from '@conclave/sql-lease';
+import { SqlLeaseBackend } from '@conclave/sql-lease';
 import { resolveMysqlOptions, type MysqlBackendOptions } from './mysql-options';
 import { MysqlLeaseDialect } from './mysql-lease-dialect';
 
@@ -8,18 +7,15 @@ import { MysqlLeaseDialect } from './mysql-lease-dialect';
  * with server-clock leases in ms, a fencing term, one round trip per batch of attempts, batched
  * renewal and a named-lock wake-up for fast hand-over. See the package README.
  *
- * `watch` wakes this candidate when the election's lease is released or forced away (named-lock
- * wake-up). `isWatching` is true while this candidate's waiter holds one of the
+ * `changes.watch` wakes this candidate when the election's lease is released or forced away (named-lock
+ * wake-up). `changes.isWatching` is true while this candidate's waiter holds one of the
  * `maxWatchConnections` slots and waits on a lock a leader holds: the core then looks again only
  * when the lease can end; elections beyond the slots are parked and polled at retryMs. No
- * `watchLeader`: the named lock tells a session that a term ended, but not that the next one
+ * `leaderChanges`: the named lock tells a session that a term ended, but not that the next one
  * started, nor that a lease was forced or cleared (the revoked leader frees its lock only at its
  * next renewal).
  */
 export class MysqlBackend extends SqlLeaseBackend {
-  /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
-  static readonly capabilities: BackendCapabilities = leaseRowCapabilities(true);
-
   declare readonly kind: 'mysql';
   /** The lease table this backend uses. */
   readonly table: string;

@@ -27,7 +27,7 @@ export interface MysqlBackendCommonOptions extends SqlLeaseTimingOptions {
    * Fast hand-over: wake followers through MySQL named locks (`GET_LOCK`) when a leader releases,
    * instead of waiting for their next poll. Costs one extra connection per leading process and one
    * blocked connection per watched election of a follower (see `maxWatchConnections`).
-   * Default true (`capabilities.push` is then `'best-effort'`; with false it is `'none'`).
+   * Default true (the backend then has a `changes` part, best-effort; with false it has none).
    */
   wakeUp?: boolean;
   /**

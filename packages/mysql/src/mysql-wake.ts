@@ -15,7 +15,7 @@ import { WakeSignal } from './mysql-wake-signal';
  *   the lease still live on the server and the core retries when `leaseRemainingMs` says it ends.
  *
  * This class only passes what the backend learns to both sides. Everything here is a hint
- * (`capabilities.push: 'best-effort'`): a lost wake-up only means the core's poll finds the
+ * (`changes.delivery: 'best-effort'`): a lost wake-up only means the core's poll finds the
  * change instead.
  */
 export class MysqlWakeChannel {

@@ -92,7 +92,7 @@ describe('lease row', () => {
     const a = backend();
     const e = uniqueElection();
     const t1 = leader(await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE })).token;
-    await a.clearLeader(e);
+    await a.admin!.clearLeader(e);
     expect(await a.getLeader(e)).toBeNull();
     expect(await a.renew({ election: e, candidateId: 'A', token: t1, leaseMs: LEASE })).toEqual({ held: false, leaderId: null });
     // The revoked lease keeps everyone out until it ends on the server.
@@ -106,22 +106,22 @@ describe('lease row', () => {
     expect(t2).toBeGreaterThan(t1);
     // Force revokes A's lease and installs F only once that lease has ended on the server.
     const forcedAt = Date.now();
-    const forced = await a.forceLeader(e, 'F', LEASE);
+    const forced = await a.admin!.forceLeader(e, 'F', LEASE);
     expect(Date.now() - forcedAt).toBeGreaterThanOrEqual(LEASE - 1000);
     expect(forced.candidateId).toBe('F');
     expect(forced.token).toBeGreaterThan(t2);
     expect(await a.renew({ election: e, candidateId: 'A', token: t2, leaseMs: LEASE })).toEqual({ held: false, leaderId: 'F' });
     // Forcing the candidate that holds the lease keeps its term.
-    const again = await a.forceLeader(e, 'F', LEASE);
+    const again = await a.admin!.forceLeader(e, 'F', LEASE);
     expect(again).toEqual(forced);
     expect(await a.getLeader(e)).toMatchObject(again);
     // Clear leaves a tombstone until the lease's end: nobody leads, nobody can campaign in.
-    await a.clearLeader(e);
+    await a.admin!.clearLeader(e);
     expect(await a.getLeader(e)).toBeNull();
     expect(await a.renew({ election: e, candidateId: 'F', token: forced.token, leaseMs: LEASE })).toEqual({ held: false, leaderId: null });
     expect(await a.campaign({ election: e, candidateId: 'A', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: null, token: null });
     // forceLeader on an election that has no row yet starts at a positive token.
-    const fresh = await a.forceLeader(uniqueElection(), 'F');
+    const fresh = await a.admin!.forceLeader(uniqueElection(), 'F');
     expect(fresh.token).toBeGreaterThan(0);
   });
 
@@ -329,11 +329,11 @@ describe('validation before I/O', () => {
     for (const election of bad) {
       await expect(b.campaign({ election, candidateId: 'A', leaseMs: LEASE })).rejects.toMatchObject({ code: 'INVALID_NAME' });
       await expect(b.getLeader(election)).rejects.toMatchObject({ code: 'INVALID_NAME' });
-      await expect(b.clearLeader(election)).rejects.toMatchObject({ code: 'INVALID_NAME' });
+      await expect(b.admin!.clearLeader(election)).rejects.toMatchObject({ code: 'INVALID_NAME' });
     }
     for (const candidateId of ['', 'x'.repeat(201), 'a  b', 'a B', 'tab\there', 'é']) {
       await expect(b.campaign({ election: 'ok', candidateId, leaseMs: LEASE })).rejects.toMatchObject({ code: 'INVALID_NAME' });
-      await expect(b.forceLeader('ok', candidateId)).rejects.toMatchObject({ code: 'INVALID_NAME' });
+      await expect(b.admin!.forceLeader('ok', candidateId)).rejects.toMatchObject({ code: 'INVALID_NAME' });
       await expect(b.release({ election: 'ok', candidateId })).rejects.toMatchObject({ code: 'INVALID_NAME' });
     }
     await expect(b.campaign({ election: 'ok', candidateId: 'A', leaseMs: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
@@ -366,7 +366,7 @@ describe('SQL injection', () => {
       expect(await b.getLeader(e)).toMatchObject({ candidateId: id, token: t });
       expect(await b.campaign({ election: e, candidateId: 'other', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: id });
       expect(await b.renew({ election: e, candidateId: id, token: t, leaseMs: LEASE })).toEqual({ held: true, leaseMs: LEASE });
-      expect((await b.forceLeader(e, id)).candidateId).toBe(id);
+      expect((await b.admin!.forceLeader(e, id)).candidateId).toBe(id);
       await b.release({ election: e, candidateId: id });
       expect(await b.getLeader(e)).toBeNull();
     }

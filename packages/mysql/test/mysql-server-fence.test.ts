@@ -95,7 +95,7 @@ test('a released row another server wrote is fenced too, and forceLeader waits f
     // Released on the old primary; the old leader might have taken it again there since.
     await sql(`UPDATE \`${table}\` SET written_by = 'another/primary:3306' WHERE name = '${election}'`);
     const startedMs = monotonicMs();
-    const forced = await a.forceLeader(election, 'F', 1000);
+    const forced = await a.admin!.forceLeader(election, 'F', 1000);
     expect(monotonicMs() - startedMs).toBeGreaterThanOrEqual(1000 - 1);
     expect(forced).toMatchObject({ candidateId: 'F' });
     expect(forced.token).toBeGreaterThan(1_000_000);

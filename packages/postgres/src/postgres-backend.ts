@@ -1,5 +1,4 @@
-import type { BackendCapabilities } from '@conclave/core/spi';
-import { SqlLeaseBackend, leaseRowCapabilities } from '@conclave/sql-lease';
+import { SqlLeaseBackend } from '@conclave/sql-lease';
 import { resolvePostgresOptions, type PostgresBackendOptions } from './postgres-options';
 import { PostgresLeaseDialect } from './postgres-lease-dialect';
 import { qualified } from './postgres-sql';
@@ -9,15 +8,12 @@ import { qualified } from './postgres-sql';
  * clock, a fencing term, one statement per batch of attempts and of renewals, and LISTEN/NOTIFY
  * to wake followers. See the package README.
  *
- * `watch` wakes this candidate when the election's lease is released, forced or cleared;
- * `isWatching` is true while the listening connection is up and this election is watched. No
- * `watchLeader`: a notification is sent when a term ends (release, force, clear), not when a
+ * `changes.watch` wakes this candidate when the election's lease is released, forced or cleared;
+ * `changes.isWatching` is true while the listening connection is up and this election is watched. No
+ * `leaderChanges`: a notification is sent when a term ends (release, force, clear), not when a
  * campaign starts the next one nor when a lease merely runs out.
  */
 export class PostgresBackend extends SqlLeaseBackend {
-  /** What a backend with default options declares (`wakeUp: false` makes `push` `'none'`). */
-  static readonly capabilities: BackendCapabilities = leaseRowCapabilities(true);
-
   declare readonly kind: 'postgres';
   /** The lease table, as SQL (`"table"` or `"schema"."table"`). */
   readonly table: string;

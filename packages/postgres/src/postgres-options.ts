@@ -23,8 +23,8 @@ export interface PostgresBackendCommonOptions extends SqlLeaseTimingOptions {
   /**
    * Fast hand-over: followers `LISTEN` and a release, force or clear sends `NOTIFY`, so they
    * campaign at once instead of at their next poll. Holds one connection of the pool while any
-   * candidate of this backend watches. Default true (`capabilities.push` is then
-   * `'best-effort'`; with false it is `'none'`).
+   * candidate of this backend watches. Default true (the backend then has a `changes`
+   * part, best-effort; with false it has none).
    */
   wakeUp?: boolean;
 }

@@ -105,13 +105,13 @@ describe('the term', () => {
     const a = backend();
     const e = uniqueElection('term');
     const t1 = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 300 })).token;
-    await a.clearLeader(e);
+    await a.admin!.clearLeader(e);
     expect(await row(e)).toMatchObject({ term: String(t1) });
     expect(await a.renew({ election: e, candidateId: 'A 1', token: t1, leaseMs: 300 })).toMatchObject({ held: false });
     await sleep(350);
     const t2 = leader(await a.campaign({ election: e, candidateId: 'B 1', leaseMs: 300 })).token;
     expect(t2).toBeGreaterThan(t1);
-    const forced = await a.forceLeader(e, 'C', 300);
+    const forced = await a.admin!.forceLeader(e, 'C', 300);
     expect(forced.token).toBeGreaterThan(t2);
     await a.release({ election: e, candidateId: 'B 1', token: t2 }); // a revoked term's release changes nothing
     expect((await a.getLeader(e))?.token).toBe(forced.token);
@@ -245,10 +245,10 @@ describe('LISTEN/NOTIFY wake-up', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 200 }));
     const n = woken;
-    await a.clearLeader(e);
+    await a.admin!.clearLeader(e);
     await eventually(() => woken > n, 'woken by the clear', 1_000);
     const m = woken;
-    await a.forceLeader(e, 'B', 10_000);
+    await a.admin!.forceLeader(e, 'B', 10_000);
     await eventually(() => woken > m, 'woken by the force', 1_000);
     unwatch();
     expect(b.isWatching!(e, 'B 1')).toBe(false);

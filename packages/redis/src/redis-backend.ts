@@ -9,7 +9,11 @@ import {
   assertReleaseBounds,
   throwIfGivenUp,
   whenGivenUp,
-  type BackendCapabilities,
+  type BackendAdmin,
+  type CandidateQueue,
+  type ChangeFeed,
+  type LeaderFeed,
+  type TokenFloor,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
@@ -29,7 +33,7 @@ import { SingleLeaseOps } from './redis-single';
 
 /**
  * Value, term start and last renewal live in the lease hash, the lease end is its TTL. No
- * transitions: the term counter jumps (raiseTokenFloor, tokenClockFloor), so it does not count terms.
+ * transitions: the term counter jumps (a raised token floor, tokenClockFloor), so it does not count terms.
  */
 const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: false });
 
@@ -44,19 +48,26 @@ export class RedisBackend implements ElectionBackend {
   readonly kind = 'redis';
   /** The leader metadata every Redis backend keeps, single master or quorum. */
   static readonly leaderMetadata = LEADER_METADATA;
-  readonly capabilities: BackendCapabilities;
+  readonly leaderMetadata = LEADER_METADATA;
   /** true when the backend runs Redlock over several masters. */
   readonly quorum: boolean;
+  readonly admin: BackendAdmin = {
+    forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
+    clearLeader: (election) => this.clearLeader(election),
+    electionExists: (election) => this.electionExists(election),
+  };
   /**
-   * The candidates, leader first. Only with `trackCandidates` (otherwise undefined): a method is
-   * there exactly when `capabilities` declares it.
+   * Pub/sub on every release, force and clear, best-effort (a message published while the
+   * subscriber is away is lost: the core's look at the lease end covers it). On one master the
+   * lease key's keyspace events also push each renewal and expiry (`leaseEnds`), when the server
+   * sends them; a quorum looks at each lease end.
    */
-  readonly listCandidates: ((election: string) => Promise<string[]>) | undefined;
-  /**
-   * Subscribes an observer to hints that the leader may have changed (see `observeLeader`). Only
-   * with `publish` (otherwise undefined), as `capabilities.leaderPush` declares.
-   */
-  readonly watchLeader: ((election: string, onChange: () => void) => () => void) | undefined;
+  readonly changes: ChangeFeed;
+  /** The candidates, leader first. Only with `trackCandidates`. */
+  readonly candidates: CandidateQueue | undefined;
+  /** Hints that the leader may have changed (see `observeLeader`). Only with `publish`. */
+  readonly leaderChanges: LeaderFeed | undefined;
+  readonly tokenFloor: TokenFloor;
 
   private readonly options: ResolvedRedisOptions;
   private readonly nodes: RedisNode[];
@@ -79,24 +90,19 @@ export class RedisBackend implements ElectionBackend {
   constructor(options: RedisBackendOptions) {
     this.options = resolveRedisOptions(options);
     this.quorum = this.options.quorum;
-    this.capabilities = {
-      listCandidates: this.options.trackCandidates,
-      electionExists: true,
-      push: 'best-effort',
-      leaderPush: this.options.publish ? 'best-effort' : 'none',
-      tokenFloor: true,
-      tokenClock: this.options.tokenClockFloor,
-      // One master, unless turned off: followers are told of renewals by keyspace events when the
-      // server sends them. A quorum looks at each lease end (see leaseEndOf).
-      ...(!this.quorum && this.options.keyspaceEvents !== 'off' ? { leaseEndPush: true } : {}),
-      leaderMetadata: LEADER_METADATA,
+    this.changes = {
+      delivery: 'best-effort',
+      leaseEnds: !this.quorum && this.options.keyspaceEvents !== 'off',
+      watch: (election, candidateId, onChange) => this.watch(election, candidateId, onChange),
+      isWatching: (election, candidateId) => this.isWatching(election, candidateId),
     };
+    this.tokenFloor = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: this.options.tokenClockFloor };
     this.nodes = this.options.sources.map(
       (source, i) => new RedisNode(source, this.options, this.options.sources.length > 1 ? `redis master ${i + 1}` : 'redis'),
     );
     this.ops = this.quorum ? new QuorumLeaseOps(this.nodes, this.options) : new SingleLeaseOps(this.nodes[0]!, this.options);
-    this.listCandidates = this.options.trackCandidates ? (election) => this.candidates(election) : undefined;
-    this.watchLeader = this.options.publish ? (election, onChange) => this.observeLeader(election, onChange) : undefined;
+    this.candidates = this.options.trackCandidates ? { list: (election) => this.listCandidates(election) } : undefined;
+    this.leaderChanges = this.options.publish ? { delivery: 'best-effort', watch: (election, onChange) => this.observeLeader(election, onChange) } : undefined;
   }
 
   async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
@@ -118,7 +124,7 @@ export class RedisBackend implements ElectionBackend {
       else this.holderLeases.set(election, holderLeaseMs);
     }
     // Halfway through its listing, so that a follower told of every renewal still shows.
-    if (listedFor !== undefined && this.capabilities.leaseEndPush) this.listedUntil.set(`${election}\n${candidateId}`, sentAt + listedFor / 2);
+    if (listedFor !== undefined && this.changes.leaseEnds) this.listedUntil.set(`${election}\n${candidateId}`, sentAt + listedFor / 2);
     return result;
   }
 
@@ -143,18 +149,18 @@ export class RedisBackend implements ElectionBackend {
     return this.ops.getLeader(this.enter(election), election);
   }
 
-  async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
+  private async forceLeader(election: string, candidateId: string, leaseMs = this.options.defaultLeaseMs): Promise<LeaderInfo> {
     const keys = this.enter(election, candidateId);
     assertCandidateId(candidateId, this.kind, election);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     return this.ops.forceLeader(keys, election, candidateId, leaseMs);
   }
 
-  async clearLeader(election: string): Promise<void> {
+  private async clearLeader(election: string): Promise<void> {
     return this.ops.clearLeader(this.enter(election), election);
   }
 
-  private async candidates(election: string): Promise<string[]> {
+  private async listCandidates(election: string): Promise<string[]> {
     return this.ops.listCandidates(this.enter(election), election);
   }
 
@@ -163,7 +169,7 @@ export class RedisBackend implements ElectionBackend {
    * term is on a majority of the masters: one master that has it is enough; to say no, a majority
    * must answer.
    */
-  async electionExists(election: string): Promise<boolean> {
+  private async electionExists(election: string): Promise<boolean> {
     const keys = this.enter(election);
     const replies = await Promise.allSettled(this.nodes.map((node) => node.run({ script: EXISTS, keys: [keys.term], args: [], election })));
     if (replies.some((r) => r.status === 'fulfilled' && r.value === 1)) return true;
@@ -173,7 +179,7 @@ export class RedisBackend implements ElectionBackend {
   }
 
   /** Every term that starts after this resolves gets a token greater than `token`. */
-  async raiseTokenFloor(election: string, token: number): Promise<void> {
+  private async raiseTokenFloor(election: string, token: number): Promise<void> {
     const keys = this.enter(election);
     assertToken(token);
     return this.ops.raiseTokenFloor(keys, election, token);
@@ -183,7 +189,7 @@ export class RedisBackend implements ElectionBackend {
    * Subscribes to the election's channel on every master (one shared subscriber connection per
    * master, made on first use). Messages are hints: a lost one is covered by the core's poll.
    */
-  watch(election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void): () => void {
+  private watch(election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void): () => void {
     assertElectionName(election, this.kind);
     assertInstanceId(candidateId, this.kind, election);
     // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
@@ -211,7 +217,7 @@ export class RedisBackend implements ElectionBackend {
     let stopped = false;
     const unsubscribers = this.nodes.map((node) => node.watch(channel, () => deliver('change')));
     const watchKey = `${election}\n${candidateId}`;
-    if (this.capabilities.leaseEndPush) {
+    if (this.changes.leaseEnds) {
       // One master: the lease key's keyspace channel, once the server is known to send its events.
       // If the server could not be asked yet, each campaign of this candidate asks again.
       const node = this.nodes[0]!;
@@ -273,7 +279,7 @@ export class RedisBackend implements ElectionBackend {
 
   /** Whether followers are told of renewals now (single master, keyspace events on). */
   private quietOn(): boolean {
-    return this.capabilities.leaseEndPush === true && this.nodes[0]!.keyspaceStatus === 'on';
+    return this.changes.leaseEnds && this.nodes[0]!.keyspaceStatus === 'on';
   }
 
   /**
@@ -283,14 +289,14 @@ export class RedisBackend implements ElectionBackend {
    * mode or with `keyspaceEvents: 'off'`.
    */
   keyspaceEventsStatus(): 'on' | 'off' | 'refused' | 'unknown' {
-    return this.capabilities.leaseEndPush ? this.nodes[0]!.keyspaceStatus : 'off';
+    return this.changes.leaseEnds ? this.nodes[0]!.keyspaceStatus : 'off';
   }
 
   /**
    * Subscribes an observer to the election's channel (release, force, clear) and to its `elected`
    * channel (a new term), on every master; every reconnect of a subscriber connection is a hint
    * too. Best-effort: a message published while the subscriber is away is lost, and a lease that
-   * merely expires (a holder gone without releasing) publishes nothing. `watchLeader`, with `publish`.
+   * merely expires (a holder gone without releasing) publishes nothing. `leaderChanges`, with `publish`.
    */
   private observeLeader(election: string, onChange: () => void): () => void {
     assertElectionName(election, this.kind);
@@ -317,7 +323,7 @@ export class RedisBackend implements ElectionBackend {
    * at retryMs. Synchronous, no I/O. (`candidateId` does not matter: one subscription per
    * election serves every candidate of this backend.)
    */
-  isWatching(election: string, _candidateId: string): boolean {
+  private isWatching(election: string, _candidateId: string): boolean {
     if (this.closed) return false;
     const { channel } = electionKeys(this.options.keyPrefix, election);
     let confirmed = 0;
@@ -357,7 +363,7 @@ export class RedisBackend implements ElectionBackend {
     let timer: NodeJS.Timeout | undefined;
     const givenUp = whenGivenUp(signal);
     const node = this.nodes[0]!;
-    const keyspace = this.capabilities.leaseEndPush
+    const keyspace = this.changes.leaseEnds
       ? node.keyspaceEvents(this.options.keyspaceEvents).then((on) => (on ? node.subscribed(this.keyspaceChannel(keys.lease)) : undefined))
       : Promise.resolve();
     await Promise.race([

@@ -84,7 +84,7 @@ export interface RedisBackendOptions {
    * - `'auto'` (default): use them when the server already sends them (`CONFIG GET`); never
    *   change the server's configuration.
    * - `'configure'`: also turn them on (`CONFIG SET`, adding `Kgx` to what is set).
-   * - `'off'`: never; followers look at each lease end (`capabilities.leaseEndPush` false).
+   * - `'off'`: never; followers look at each lease end (`changes.leaseEnds` false).
    * When the server does not send them (or refuses `CONFIG`), followers look at each lease end
    * as with `'off'`.
    */

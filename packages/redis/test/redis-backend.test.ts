@@ -83,7 +83,7 @@ describe('RedisBackend options', () => {
     expect(await code(b.renew({ election: 'e', candidateId: 'has a space', token: 1, leaseMs: 1000 }))).toBe('INVALID_NAME');
     expect(await code(b.release({ election: '{x}', candidateId: 'a' }))).toBe('INVALID_NAME');
     expect(await code(b.getLeader(''))).toBe('INVALID_NAME');
-    expect(await code(b.forceLeader('e', 'a', -1))).toBe('INVALID_OPTIONS');
+    expect(await code(b.admin!.forceLeader('e', 'a', -1))).toBe('INVALID_OPTIONS');
     expect(await code(b.campaign({ election: 'e', candidateId: 'a', leaseMs: 1.5 }))).toBe('INVALID_OPTIONS');
     expect(() => b.watch('bad/name', 'a', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
   });
@@ -106,12 +106,12 @@ describe('RedisBackend on one master', () => {
     expect(await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })).toEqual({ role: 'leader', token, leaseMs: 5000 });
     expect(await b.renew({ election, candidateId: 'a', token, leaseMs: 5000 })).toEqual({ held: true, leaseMs: 5000 });
     expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token });
-    expect(await b.listCandidates!(election)).toEqual(['a', 'b']);
+    expect(await b.candidates!.list(election)).toEqual(['a', 'b']);
 
     await b.release({ election, candidateId: 'a', token });
     await b.release({ election, candidateId: 'a', token }); // idempotent
     expect(await b.getLeader(election)).toBeNull();
-    expect(await b.listCandidates!(election)).toEqual(['b']);
+    expect(await b.candidates!.list(election)).toEqual(['b']);
     const next = await b.campaign({ election, candidateId: 'b', leaseMs: 5000 });
     expect(next.role).toBe('leader');
     expect((next as { token: number }).token).toBeGreaterThan(token);
@@ -138,7 +138,7 @@ describe('RedisBackend on one master', () => {
     const election = uniqueName();
     const t1 = ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token;
     expect(t1).toBe(1);
-    await b.clearLeader(election);
+    await b.admin!.clearLeader(election);
     expect(await b.getLeader(election)).toBeNull();
     // The revoked lease keeps everyone out until it ends (a tombstone held by nobody).
     expect(await b.renew({ election, candidateId: 'a', token: t1, leaseMs: 5000 })).toEqual({ held: false, leaderId: null });
@@ -148,7 +148,7 @@ describe('RedisBackend on one master', () => {
     await waitFor(async () => (await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).role === 'leader', 10_000, 'the tombstone to end');
     const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })) as { token: number }).token;
     const forcedAt = Date.now();
-    const forced = await b.forceLeader(election, 'c', 5000);
+    const forced = await b.admin!.forceLeader(election, 'c', 5000);
     // b's lease ran out before c's term started.
     expect(Date.now() - forcedAt).toBeGreaterThanOrEqual(500);
     expect(forced.token).toBeGreaterThan(t2);
@@ -161,8 +161,8 @@ describe('RedisBackend on one master', () => {
     const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix(), tokenClockFloor: false });
     const election = uniqueName();
     const { token } = (await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
-    await b.raiseTokenFloor(election, 1000);
-    await b.raiseTokenFloor(election, 10); // never lowers it
+    await b.tokenFloor!.raise(election, 1000);
+    await b.tokenFloor!.raise(election, 10); // never lowers it
     expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token });
     await b.release({ election, candidateId: 'a', token });
     expect(await b.campaign({ election, candidateId: 'b', leaseMs: 5000 })).toMatchObject({ role: 'leader', token: 1001 });
@@ -200,15 +200,15 @@ describe('RedisBackend on one master', () => {
     const { token } = (await a.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
     await a.release({ election, candidateId: 'a', token });
     await waitFor(() => hints >= 1, 5000, 'a hint after release');
-    await a.forceLeader(election, 'x', 1000);
+    await a.admin!.forceLeader(election, 'x', 1000);
     await waitFor(() => hints >= 2, 5000, 'a hint after force');
-    await a.clearLeader(election);
+    await a.admin!.clearLeader(election);
     await waitFor(() => hints >= 3, 5000, 'a hint after clear');
     unwatch();
     unwatch();
     await new Promise((r) => setTimeout(r, 100));
     const seen = hints;
-    await a.forceLeader(election, 'y', 5000);
+    await a.admin!.forceLeader(election, 'y', 5000);
     await new Promise((r) => setTimeout(r, 300));
     expect(hints).toBe(seen);
   });

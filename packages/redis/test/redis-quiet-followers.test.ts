@@ -107,7 +107,7 @@ describe('on a master that sends keyspace events (notify-keyspace-events Kgx)', 
     expect(renewals1 - renewals0).toBeGreaterThanOrEqual(8);
     expect(a.isLeader()).toBe(true);
     // More than three leases (4.5 s) have passed since the follower's campaign: still a candidate.
-    expect(await leader.redis.listCandidates!(election)).toEqual(['a', 'b']);
+    expect(await leader.redis.candidates!.list(election)).toEqual(['a', 'b']);
   }, 20_000);
 
   test('a dead subscription falls back to polling', async () => {

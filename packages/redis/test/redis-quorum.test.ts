@@ -30,18 +30,18 @@ describe('RedisBackend quorum mode', () => {
     expect(await b.renew({ election, candidateId: 'b', token: 1, leaseMs: 5000 })).toEqual({ held: false, leaderId: 'a' });
     await b.release({ election, candidateId: 'b' });
     expect(await b.getLeader(election)).toMatchObject({ candidateId: 'a', token: 1 });
-    await b.clearLeader(election);
+    await b.admin!.clearLeader(election);
     expect(await b.getLeader(election)).toBeNull();
     // The revoked lease keeps everyone out until it ends (a tombstone held by nobody).
     expect(await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).toMatchObject({ role: 'follower', leaderId: null, token: null });
     await waitFor(async () => (await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })).role === 'leader', 10_000, 'the tombstone to end');
     const t2 = ((await b.campaign({ election, candidateId: 'b', leaseMs: 1000 })) as { token: number }).token;
     expect(t2).toBe(2);
-    const forced = await b.forceLeader(election, 'c', 5000);
+    const forced = await b.admin!.forceLeader(election, 'c', 5000);
     expect(forced.token).toBe(3);
     expect(await b.renew({ election, candidateId: 'b', token: t2, leaseMs: 5000 })).toMatchObject({ held: false, leaderId: 'c' });
     // Others by when they are forgotten: b, on a shorter lease, before a.
-    expect(await b.listCandidates!(election)).toEqual(['c', 'b', 'a']);
+    expect(await b.candidates!.list(election)).toEqual(['c', 'b', 'a']);
   });
 
   test('a leader keeps its lease with one master down, and loses it (UNAVAILABLE) with two down', async () => {

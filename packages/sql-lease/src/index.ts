@@ -3,7 +3,7 @@
  * `@conclave/mysql` and `@conclave/postgres` are each a `LeaseRowDialect` (SQL text, driver,
  * wake-up) given to `SqlLeaseBackend`. For backend authors; applications use those packages.
  */
-export { SqlLeaseBackend, leaseRowCapabilities } from './sql-lease-backend';
+export { LEASE_ROW_METADATA, SqlLeaseBackend } from './sql-lease-backend';
 export type { SqlLeaseSettings } from './sql-lease-backend';
 export type { GuardedCalls, LeaseRowDialect, LeaseWakeUp } from './lease-row-dialect';
 export { assertBooleanOptions, checkPoolOrUri, timingOptions } from './lease-row-options';

@@ -78,7 +78,7 @@ export interface LeaseRowDialect {
   close(): Promise<void>;
 }
 
-/** The followers' wake-up of a dialect: a hint, never a grant (`capabilities.push: 'best-effort'`). */
+/** The followers' wake-up of a dialect: a hint, never a grant (`changes.delivery: 'best-effort'`). */
 export interface LeaseWakeUp {
   /** Calls `onChange` when `election`'s lease may have ended early; returns the function that stops it. */
   watch(election: string, candidateId: string, onChange: () => void): () => void;

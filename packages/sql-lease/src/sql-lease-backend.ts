@@ -16,7 +16,10 @@ import {
   leaderInfoFromRow,
   throwIfGivenUp,
   tombstoneGraceMs,
-  type BackendCapabilities,
+  type BackendAdmin,
+  type ChangeFeed,
+  type LeaderMetadataKept,
+  type TokenFloor,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
@@ -29,23 +32,7 @@ import {
 import type { GuardedCalls, LeaseRowDialect, LeaseWakeUp } from './lease-row-dialect';
 
 /** Every field is a column of the lease row. */
-const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
-
-/**
- * What a lease-row backend declares: `push` is `'best-effort'` with a wake-up, else `'none'`.
- * No `watchLeader` (`leaderPush: 'none'`): the wake-ups tell that a term ended, not that the next
- * one started, so an observer would still have to poll; observers poll `getLeader`.
- */
-export function leaseRowCapabilities(wakeUp: boolean): BackendCapabilities {
-  return Object.freeze({
-    listCandidates: false,
-    electionExists: true,
-    push: wakeUp ? 'best-effort' : 'none',
-    leaderPush: 'none',
-    tokenFloor: true,
-    leaderMetadata: LEADER_METADATA,
-  });
-}
+export const LEASE_ROW_METADATA: LeaderMetadataKept = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true });
 
 /** The options `SqlLeaseBackend` itself reads, resolved (defaults filled in) by the dialect's package. */
 export interface SqlLeaseSettings {
@@ -65,17 +52,20 @@ export interface SqlLeaseSettings {
  */
 export class SqlLeaseBackend implements ElectionBackend {
   readonly kind: string;
-  readonly capabilities: BackendCapabilities;
+  readonly admin: BackendAdmin = {
+    forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
+    clearLeader: (election) => this.clearLeader(election),
+    electionExists: (election) => this.electionExists(election),
+  };
+  readonly tokenFloor: TokenFloor = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: false };
+  readonly leaderMetadata = LEASE_ROW_METADATA;
   /**
-   * Wakes this candidate when the election's lease is released or revoked before its end (the
-   * dialect's wake-up). Only with one (otherwise undefined), as `capabilities.push` declares.
+   * Wakes candidates when the election's lease is released or revoked before its end: the
+   * dialect's wake-up, best-effort (a hint, never a grant). Absent without one. No
+   * `leaderChanges`: the wake-ups tell that a term ended, not that the next one started, so an
+   * observer would still have to poll; observers poll `getLeader`.
    */
-  readonly watch: ((election: string, candidateId: string, onChange: () => void) => () => void) | undefined;
-  /**
-   * True while a wake-up for `election` would reach this candidate's watcher; when false the core
-   * polls at retryMs. Synchronous, no I/O. Only beside `watch`.
-   */
-  readonly isWatching: ((election: string, candidateId: string) => boolean) | undefined;
+  readonly changes: ChangeFeed | undefined;
 
   private readonly dialect: LeaseRowDialect;
   private readonly campaigns: TickBatcher<CampaignRequest, CampaignResult>;
@@ -93,9 +83,14 @@ export class SqlLeaseBackend implements ElectionBackend {
     this.dialect = dialect({ run: (election, call) => this.guarded(election, call) });
     this.kind = this.dialect.kind;
     const wake = this.dialect.wakeUp;
-    this.capabilities = leaseRowCapabilities(wake !== null);
-    this.watch = wake ? (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange) : undefined;
-    this.isWatching = wake ? (election, candidateId) => !this.closed && wake.isWatching(election, candidateId) : undefined;
+    this.changes = wake
+      ? {
+          delivery: 'best-effort',
+          leaseEnds: false,
+          watch: (election, candidateId, onChange) => this.watchWith(wake, election, candidateId, onChange),
+          isWatching: (election, candidateId) => !this.closed && wake.isWatching(election, candidateId),
+        }
+      : undefined;
     // Calls made in one event-loop turn (the core runs the Electors due in the same grid slot in
     // one turn) go to the server together: see the dialect's `campaign` and `renew`.
     this.campaigns = new TickBatcher((requests) => this.dialect.campaign(requests), this.dialect.maxBatch);
@@ -156,7 +151,7 @@ export class SqlLeaseBackend implements ElectionBackend {
     await this.dialect.release(request);
   }
 
-  async raiseTokenFloor(election: string, token: number): Promise<void> {
+  private async raiseTokenFloor(election: string, token: number): Promise<void> {
     this.validate(election);
     assertTokenFloor(token, this.kind, election);
     await this.ready(election);
@@ -171,7 +166,7 @@ export class SqlLeaseBackend implements ElectionBackend {
   }
 
   /** The election's row: written by its first campaign, force or raised floor, and never deleted. */
-  async electionExists(election: string): Promise<boolean> {
+  private async electionExists(election: string): Promise<boolean> {
     this.validate(election);
     await this.ready(election);
     return this.dialect.hasRow(election);
@@ -182,7 +177,7 @@ export class SqlLeaseBackend implements ElectionBackend {
    * `candidateId` in a new term (see `forceAfterRevocation`). The tombstone outlives the lease by
    * `queryTimeoutMs`, the longest this admin's second step can take.
    */
-  async forceLeader(election: string, candidateId: string, leaseMs = this.settings.defaultLeaseMs): Promise<LeaderInfo> {
+  private async forceLeader(election: string, candidateId: string, leaseMs = this.settings.defaultLeaseMs): Promise<LeaderInfo> {
     this.validate(election);
     assertCandidateId(candidateId, this.kind, election);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
@@ -199,7 +194,7 @@ export class SqlLeaseBackend implements ElectionBackend {
   }
 
   /** Revokes the live lease: a tombstone until the lease's end, so no new term starts before it. */
-  async clearLeader(election: string): Promise<void> {
+  private async clearLeader(election: string): Promise<void> {
     this.validate(election);
     await this.ready(election);
     await this.revoke(election, 0, null, this.settings.defaultLeaseMs);

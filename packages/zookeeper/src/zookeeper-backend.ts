@@ -13,7 +13,11 @@ import {
   candidateOf,
   throwIfGivenUp,
   toBackendError,
-  type BackendCapabilities,
+  type BackendAdmin,
+  type CandidateQueue,
+  type ChangeFeed,
+  type LeaderFeed,
+  type TokenFloor as TokenFloorPart,
   type CampaignRequest,
   type CampaignResult,
   type ElectionBackend,
@@ -58,18 +62,23 @@ const KIND = 'zookeeper';
  */
 export class ZookeeperBackend implements ElectionBackend {
   readonly kind = KIND;
-  /** What every ZookeeperBackend declares (known before any connection). */
-  static readonly capabilities: BackendCapabilities = Object.freeze({
-    listCandidates: true,
-    electionExists: true,
-    push: 'reliable' as const,
-    leaderPush: 'reliable' as const,
-    tokenFloor: true,
-    // The value and the term's start are on the leader's node; a lease is its session's, which
-    // has no renewal time or end the server would tell, and tokens (czxids) do not count terms.
-    leaderMetadata: Object.freeze({ value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false }),
-  });
-  readonly capabilities: BackendCapabilities = ZookeeperBackend.capabilities;
+  // The value and the term's start are on the leader's node; a lease is its session's, which
+  // has no renewal time or end the server would tell, and tokens (czxids) do not count terms.
+  readonly leaderMetadata = Object.freeze({ value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false });
+  readonly admin: BackendAdmin = {
+    forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
+    clearLeader: (election) => this.clearLeader(election),
+    electionExists: (election) => this.electionExists(election),
+  };
+  readonly candidates: CandidateQueue = { list: (election) => this.listCandidates(election) };
+  /** Reliable: a candidate's watch fires when its predecessor, the head or its own node goes, and on every session event. */
+  readonly changes: ChangeFeed = {
+    delivery: 'reliable',
+    leaseEnds: false,
+    watch: (election, candidateId, onChange) => this.watch(election, candidateId, onChange),
+  };
+  readonly leaderChanges: LeaderFeed = { delivery: 'reliable', watch: (election, onChange) => this.watchLeader(election, onChange) };
+  readonly tokenFloor: TokenFloorPart = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: false };
 
   private readonly requestTimeoutMs: number;
   private readonly session: ZookeeperSession;
@@ -81,8 +90,8 @@ export class ZookeeperBackend implements ElectionBackend {
   private readonly watchers = new CandidateWatchers();
   private readonly campaigner: Campaigner;
   private readonly renewals: RenewalBatcher;
-  private readonly admin: ElectionAdmin;
-  /** The stop functions of `watchLeader` subscriptions still open. */
+  private readonly electionAdmin: ElectionAdmin;
+  /** The stop functions of `leaderChanges` subscriptions still open. */
   private readonly observers = new Set<() => void>();
   private readonly unsubscribeSession: () => void;
   private closed = false;
@@ -99,7 +108,7 @@ export class ZookeeperBackend implements ElectionBackend {
     this.candidacies = new Candidacies(this.queue, this.requestTimeoutMs, notify);
     this.campaigner = new Campaigner(this.queue, this.candidacies, this.floor, fences, notify);
     this.renewals = new RenewalBatcher(this.queue);
-    this.admin = new ElectionAdmin(this.queue, fences, this.floor);
+    this.electionAdmin = new ElectionAdmin(this.queue, fences, this.floor);
     this.unsubscribeSession = this.session.onEvent((event) => {
       if (event === 'expired') {
         // Every node of the old session is gone: no candidacy of ours exists any more.
@@ -111,7 +120,7 @@ export class ZookeeperBackend implements ElectionBackend {
   }
 
   /** A dead candidate's node stays, shown as leader, until its session expires. */
-  staleLeaderMs(): number {
+  get staleLeaderMs(): number {
     return this.session.timeoutMs();
   }
 
@@ -206,20 +215,20 @@ export class ZookeeperBackend implements ElectionBackend {
    * else `NOT_SUPPORTED`. The lease is its session's, so `leaseMs` is validated and otherwise
    * ignored.
    */
-  async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
+  private async forceLeader(election: string, candidateId: string, leaseMs?: number): Promise<LeaderInfo> {
     this.validate(election);
     assertCandidateId(candidateId, KIND, election);
     if (leaseMs !== undefined) assertPositiveInteger(leaseMs, 'leaseMs', KIND);
     const until = performance.now() + this.requestTimeoutMs;
     try {
-      return await this.admin.force(election, candidateId, until);
+      return await this.electionAdmin.force(election, candidateId, until);
     } catch (err) {
       throw this.toError(err, election, 'forceLeader');
     }
   }
 
   /** Raises the election's token floor (see `TokenFloor.raise`). */
-  async raiseTokenFloor(election: string, token: number): Promise<void> {
+  private async raiseTokenFloor(election: string, token: number): Promise<void> {
     this.validate(election);
     this.ensureOpen(election);
     assertTokenFloor(token, KIND, election);
@@ -239,17 +248,17 @@ export class ZookeeperBackend implements ElectionBackend {
   }
 
   /** Deletes the leader's node and leaves a fence (see `ElectionAdmin.clear`). */
-  async clearLeader(election: string): Promise<void> {
+  private async clearLeader(election: string): Promise<void> {
     this.validate(election);
     const until = performance.now() + this.requestTimeoutMs;
     try {
-      await this.admin.clear(election, until);
+      await this.electionAdmin.clear(election, until);
     } catch (err) {
       throw this.toError(err, election, 'clearLeader');
     }
   }
 
-  async listCandidates(election: string): Promise<string[]> {
+  private async listCandidates(election: string): Promise<string[]> {
     this.validate(election);
     const until = performance.now() + this.requestTimeoutMs;
     try {
@@ -265,7 +274,7 @@ export class ZookeeperBackend implements ElectionBackend {
    * it counts once a candidate node was made under it (`cversion`) or a token floor written on it
    * (`version`).
    */
-  async electionExists(election: string): Promise<boolean> {
+  private async electionExists(election: string): Promise<boolean> {
     this.validate(election);
     this.ensureOpen(election);
     const until = performance.now() + this.requestTimeoutMs;
@@ -277,7 +286,7 @@ export class ZookeeperBackend implements ElectionBackend {
     }
   }
 
-  watch(election: string, candidateId: string, onChange: () => void): () => void {
+  private watch(election: string, candidateId: string, onChange: () => void): () => void {
     this.validate(election, candidateId);
     if (this.closed) return () => {};
     return this.watchers.add(candidacyKey(election, candidateId), onChange);
@@ -288,7 +297,7 @@ export class ZookeeperBackend implements ElectionBackend {
    * session event (see zookeeper-leader-watch.ts). A change of the head's data (a token floor
    * raised under a head that has not confirmed yet) is not announced; its term is.
    */
-  watchLeader(election: string, onChange: () => void): () => void {
+  private watchLeader(election: string, onChange: () => void): () => void {
     this.validate(election);
     if (this.closed) return () => {};
     const stop = watchChildren({

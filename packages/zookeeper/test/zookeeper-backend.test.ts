@@ -118,7 +118,7 @@ describe('options', () => {
       await rejectsWith(backend.campaign({ election: 'ok', candidateId: 'has  two spaces', leaseMs: 1000 }), 'INVALID_NAME');
       await rejectsWith(backend.campaign({ election: 'ok', candidateId: 'x NONCE', leaseMs: 1000 }), 'INVALID_NAME');
       // Admin calls take candidate ids, never instance ids.
-      await rejectsWith(backend.forceLeader('ok', 'x nonce'), 'INVALID_NAME');
+      await rejectsWith(backend.admin!.forceLeader('ok', 'x nonce'), 'INVALID_NAME');
       await rejectsWith(backend.getLeader('..'), 'INVALID_NAME');
       await rejectsWith(backend.renew({ election: 'ok', candidateId: 'x', token: 1, leaseMs: 0 }), 'INVALID_OPTIONS');
       let thrown: unknown;
@@ -147,7 +147,7 @@ describe('the candidate queue', () => {
     expect(ra.leaseMs).toBeLessThanOrEqual(2000);
     expect(rb).toEqual({ role: 'follower', leaderId: 'a', token: ra.token });
     expect(rc).toEqual({ role: 'follower', leaderId: 'a', token: ra.token });
-    expect(await a.listCandidates(e)).toEqual(['a', 'b', 'c/with%slash']);
+    expect(await a.candidates!.list(e)).toEqual(['a', 'b', 'c/with%slash']);
     expect(await c.getLeader(e)).toMatchObject({ candidateId: 'a', token: ra.token });
     // Acquire-or-join: campaigning again changes nothing but the lease, which counts from the
     // confirmation each campaign sends (the time spent before it is taken off).
@@ -155,7 +155,7 @@ describe('the candidate queue', () => {
     expect(again).toEqual({ role: 'leader', token: ra.token, leaseMs: expect.any(Number) });
     if (again.role === 'leader') expect(again.leaseMs).toBeLessThanOrEqual(2000);
     expect((await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE })).role).toBe('follower');
-    expect(await a.listCandidates(e)).toHaveLength(3);
+    expect(await a.candidates!.list(e)).toHaveLength(3);
   });
 
   test('release hands over to the successor, which is woken, with a greater token', async () => {
@@ -227,8 +227,8 @@ describe('the candidate queue', () => {
     await c.campaign({ election: e, candidateId: 'c', leaseMs: LEASE });
     if (ra.role !== 'leader') throw new Error('a should lead');
 
-    await rejectsWith(admin.forceLeader(e, 'nobody'), 'NOT_SUPPORTED');
-    const forced = await admin.forceLeader(e, 'c', 5000);
+    await rejectsWith(admin.admin!.forceLeader(e, 'nobody'), 'NOT_SUPPORTED');
+    const forced = await admin.admin!.forceLeader(e, 'c', 5000);
     expect(forced.candidateId).toBe('c');
     expect(forced.token).toBeGreaterThan(ra.token);
     expect(await admin.getLeader(e)).toMatchObject(forced);
@@ -251,10 +251,10 @@ describe('the candidate queue', () => {
     expect(children.filter((name) => name.startsWith('_f_'))).toEqual([]);
     expect((await a.renew({ election: e, candidateId: 'a', token: ra.token, leaseMs: LEASE })).held).toBe(false);
     // Forcing the leader again changes nothing.
-    expect(await admin.forceLeader(e, 'c')).toEqual(forced);
+    expect(await admin.admin!.forceLeader(e, 'c')).toEqual(forced);
     // b lost its place and rejoins behind c.
     expect(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: 'c' });
-    expect(await admin.listCandidates(e)).toEqual(['c', 'b']);
+    expect(await admin.candidates!.list(e)).toEqual(['c', 'b']);
   });
 
   test('clearLeader deletes only the leader node; the election node and its counter stay', async () => {
@@ -263,9 +263,9 @@ describe('the candidate queue', () => {
     const ra = await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
     await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE });
     if (ra.role !== 'leader') throw new Error('a should lead');
-    await b.clearLeader(e);
-    await b.clearLeader(e); // clears b now: an admin tool's choice, not an error
-    await b.clearLeader(e); // nobody left: no effect
+    await b.admin!.clearLeader(e);
+    await b.admin!.clearLeader(e); // clears b now: an admin tool's choice, not an error
+    await b.admin!.clearLeader(e); // nobody left: no effect
     expect(await b.getLeader(e)).toBeNull();
     const raw = await rawClients.open();
     const stat = await zkCall<unknown>((cb) => raw.exists(`/conclave/${e}`, cb));
@@ -307,7 +307,7 @@ describe('connections', () => {
     expect((denied as { getCode(): number }).getCode()).toBe(Exception.NO_AUTH);
     // Another backend with the same credentials sees it.
     const other = pool.direct({ connect: `${server!.connect}${chroot}`, auth: 'alice:secret', root: '/apps/elect' });
-    expect(await other.listCandidates(e)).toEqual(['a']);
+    expect(await other.candidates!.list(e)).toEqual(['a']);
   });
 
   test('a client passed in is used as is and never closed', async () => {

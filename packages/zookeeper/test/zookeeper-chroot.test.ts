@@ -55,7 +55,7 @@ test('reads on a missing chroot mean no leader and no candidates, and create not
   const chroot = `/app-${run}-read/deep`;
   const b = backend(chroot);
   await expect(b.getLeader('e')).resolves.toBeNull();
-  await expect(b.listCandidates('e')).resolves.toEqual([]);
+  await expect(b.candidates!.list('e')).resolves.toEqual([]);
   const status = await conclave(['status', '--backend', `zookeeper://${server!.connect}${chroot}`, '--election', 'e']);
   expect(status.stderr).toBe('');
   expect(status.code).toBe(0);

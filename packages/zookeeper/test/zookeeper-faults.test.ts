@@ -74,7 +74,7 @@ describe('ZooKeeper faults', () => {
 
     // a thaws: its client learns the session expired, opens a new one and rejoins as a follower.
     proxy.resume();
-    await waitFor(async () => (await frozenBackend.listCandidates(e).catch((): string[] => [])).includes('a'), 'a to rejoin', 20_000);
+    await waitFor(async () => (await frozenBackend.candidates!.list(e).catch((): string[] => [])).includes('a'), 'a to rejoin', 20_000);
     expect(a.isLeader()).toBe(false);
     expect(a.state.leaderId === 'b' || a.state.leaderId === null).toBe(true);
     // Its old term is gone on the server: renewing it is refused.
@@ -90,7 +90,7 @@ describe('ZooKeeper faults', () => {
     const e = election('observer-expiry');
     const { backend: observer, proxy } = await pool.proxied();
     let hints = 0;
-    const unwatch = observer.watchLeader(e, () => hints++);
+    const unwatch = observer.leaderChanges!.watch(e, () => hints++);
     try {
       await waitFor(() => hints > 0, 'the watch in place');
       proxy.blackhole(); // the observer's session goes silent and expires on the server
@@ -131,7 +131,7 @@ describe('ZooKeeper faults', () => {
     expect(candidates[0]!.isLeader()).toBe(true);
     await waitFor(() => candidates.slice(1).every((c) => c.state.role === 'follower' && c.state.leaderId === 'c00'), 'everyone to follow c00', 20_000);
     const admin = pool.direct();
-    expect(await admin.listCandidates(e)).toEqual(candidates.map((c) => c.candidateId));
+    expect(await admin.candidates!.list(e)).toEqual(candidates.map((c) => c.candidateId));
     // Let any late hint of the joining phase arrive, then count from zero.
     await new Promise((r) => setTimeout(r, 500));
     hints.clear();
@@ -192,7 +192,7 @@ describe('ZooKeeper faults', () => {
     // Stays that way.
     await new Promise((r) => setTimeout(r, LEASE));
     expect(candidates.filter((c) => c.isLeader())).toHaveLength(1);
-    expect(await admin.listCandidates(e)).toHaveLength(3);
+    expect(await admin.candidates!.list(e)).toHaveLength(3);
   }, 60_000);
 
   test('a server that accepts the connection but never answers the handshake is given up on, and the next attempt connects', async () => {

@@ -81,7 +81,7 @@ describe('two instances of one candidate id', () => {
     expect((await first.renew({ election: e, candidateId: a, token: tokenA, leaseMs: LEASE })).held).toBe(true);
     // Admin views show the user's id once.
     expect(await first.getLeader(e)).toMatchObject({ candidateId: 'web', token: tokenA });
-    expect(await first.listCandidates(e)).toEqual(['web']);
+    expect(await first.candidates!.list(e)).toEqual(['web']);
 
     // a goes: b takes over with a greater token.
     await first.release({ election: e, candidateId: a, token: tokenA });
@@ -100,7 +100,7 @@ describe('two instances of one candidate id', () => {
     const b = newInstanceId('web');
     const tokenA = leaderToken(await backend.campaign({ election: e, candidateId: a, leaseMs: LEASE }));
     await other.campaign({ election: e, candidateId: b, leaseMs: LEASE });
-    await other.clearLeader(e);
+    await other.admin!.clearLeader(e);
     expect(await backend.renew({ election: e, candidateId: a, token: tokenA, leaseMs: LEASE })).toEqual({ held: false, leaderId: b });
   });
 
@@ -115,7 +115,7 @@ describe('two instances of one candidate id', () => {
     const tokenX = leaderToken(await lead.campaign({ election: e, candidateId: x, leaseMs: LEASE }));
     await web.campaign({ election: e, candidateId: w1, leaseMs: LEASE });
     await web.campaign({ election: e, candidateId: w2, leaseMs: LEASE });
-    const forced = await admin.forceLeader(e, 'web');
+    const forced = await admin.admin!.forceLeader(e, 'web');
     expect(forced.candidateId).toBe('web');
     expect(forced.token).toBeGreaterThan(tokenX);
     // w1 heads the queue; it leads once the fence has waited out x's longest lease.
@@ -126,9 +126,9 @@ describe('two instances of one candidate id', () => {
     expect(result).toEqual({ role: 'leader', token: forced.token, leaseMs: expect.any(Number) });
     expect(await web.campaign({ election: e, candidateId: w2, leaseMs: LEASE })).toMatchObject({ role: 'follower', leaderId: w1 });
     expect(await admin.getLeader(e)).toMatchObject({ candidateId: 'web', token: forced.token });
-    expect(await admin.listCandidates(e)).toEqual(['web']);
+    expect(await admin.candidates!.list(e)).toEqual(['web']);
     // An instance id is not an admin name.
-    await rejectsWith(admin.forceLeader(e, w1), 'INVALID_NAME');
+    await rejectsWith(admin.admin!.forceLeader(e, w1), 'INVALID_NAME');
   });
 
   test('ids are validated before any I/O', async () => {

@@ -97,7 +97,7 @@ describe('ZooKeeper: a member cut off from its peers', () => {
       // that would wake a waits on a's link.
       await b.stop();
       const spy = onIsolated.direct();
-      await waitFor(async () => !(await spy.listCandidates(e)).includes('b'), 'a’s server to see b gone');
+      await waitFor(async () => !(await spy.candidates!.list(e)).includes('b'), 'a’s server to see b gone');
       await spy.close();
       // a's server loses its peers: it keeps serving reads from this state for syncLimit ticks,
       // while the two others expire a's session (nobody relays a's heartbeats any more) and
@@ -114,7 +114,7 @@ describe('ZooKeeper: a member cut off from its peers', () => {
       // a reconnects to a member in the quorum, learns that its session expired, and joins again
       // behind c.
       const admin = onOthers.direct();
-      await waitFor(async () => (await admin.listCandidates(e).catch(() => [])).join(',') === 'c,a', 'a to rejoin behind c', 30_000);
+      await waitFor(async () => (await admin.candidates!.list(e).catch(() => [])).join(',') === 'c,a', 'a to rejoin behind c', 30_000);
       await delay(LEASE);
       expect(c.isLeader()).toBe(true);
     } finally {

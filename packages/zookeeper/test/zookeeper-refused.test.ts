@@ -68,7 +68,7 @@ test('with every server refusing, each later call fails fast too, named after it
   const b = backend(`127.0.0.1:${refusedPort},localhost:${refusedPort}`);
   const first = await failure(() => b.getLeader('e'));
   expect((first.err as Error).message).toMatch(/^getLeader: cannot connect to ZooKeeper at 127\.0\.0\.1:\d+,localhost:\d+ \(connection refused\)/);
-  const second = await failure(() => b.listCandidates('e'));
+  const second = await failure(() => b.candidates!.list('e'));
   expect(isConclaveError(second.err, 'BACKEND_UNAVAILABLE')).toBe(true);
   expect((second.err as Error).message).toMatch(/^listCandidates: cannot connect to ZooKeeper .*\(connection refused\)/);
   expect(first.ms + second.ms).toBeLessThan(3000);

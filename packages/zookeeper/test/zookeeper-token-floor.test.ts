@@ -43,7 +43,7 @@ describe('ZooKeeper token floor', () => {
     const first = leaderOf(await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE }));
     const floor = 1_000_000_000_000; // far above any czxid of a fresh server
     expect(first.token).toBeLessThan(floor);
-    await a.raiseTokenFloor!(e, floor);
+    await a.tokenFloor!.raise(e, floor);
     for (let i = 0; i < 3; i++) {
       expect(await a.renew({ election: e, candidateId: 'a', token: first.token, leaseMs: LEASE })).toMatchObject({ held: true });
       expect(await a.getLeader(e)).toMatchObject({ candidateId: 'a', token: first.token });
@@ -57,7 +57,7 @@ describe('ZooKeeper token floor', () => {
     expect(await a.getLeader(e)).toMatchObject({ candidateId: 'b', token: next.token });
     expect(await b.renew({ election: e, candidateId: 'b', token: next.token, leaseMs: LEASE })).toMatchObject({ held: true });
     // A lower floor changes nothing.
-    await a.raiseTokenFloor!(e, 5);
+    await a.tokenFloor!.raise(e, 5);
     expect(await b.getLeader(e)).toMatchObject({ candidateId: 'b', token: next.token });
   });
 
@@ -69,7 +69,7 @@ describe('ZooKeeper token floor', () => {
     // b's node exists (created before the raise) and b has read the floor as it was.
     expect((await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE })).role).toBe('follower');
     const floor = 5_000_000_000_000;
-    await a.raiseTokenFloor!(e, floor);
+    await a.tokenFloor!.raise(e, floor);
     await a.release({ election: e, candidateId: 'a' });
     const next = leaderOf(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE }));
     expect(next.token).toBeGreaterThan(floor);
@@ -82,7 +82,7 @@ describe('ZooKeeper token floor', () => {
     const b = pool.direct({ root });
     leaderOf(await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE }));
     expect((await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE })).role).toBe('follower');
-    await a.raiseTokenFloor!(e, 7_000_000_000_000);
+    await a.tokenFloor!.raise(e, 7_000_000_000_000);
     await a.release({ election: e, candidateId: 'a' });
     // b's confirmation writes the new offset on its node, which fires b's own-node watch once.
     leaderOf(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE }));
@@ -90,7 +90,7 @@ describe('ZooKeeper token floor', () => {
     let woken = 0;
     const unwatch = b.watch(e, 'b', () => woken++);
     try {
-      await a.clearLeader(e);
+      await a.admin!.clearLeader(e);
       const started = Date.now();
       while (woken === 0 && Date.now() - started < 1000) await new Promise((r) => setTimeout(r, 10));
       expect(woken).toBeGreaterThan(0);
@@ -110,7 +110,7 @@ describe('ZooKeeper token floor', () => {
       floor += 1_000_000_000;
       const [result] = await Promise.all([
         backend.campaign({ election: e, candidateId: id, leaseMs: LEASE }),
-        backends[(i + 1) % backends.length]!.raiseTokenFloor!(e, floor),
+        backends[(i + 1) % backends.length]!.tokenFloor!.raise(e, floor),
       ]);
       const token = leaderOf(result).token;
       expect(token).toBeGreaterThan(last);
@@ -138,7 +138,7 @@ describe('ZooKeeper token floor', () => {
     for (let i = 1; i <= 5; i++) {
       // Every other round a raise far above, the others a raise below the tokens (no effect).
       const floor = i % 2 === 1 ? tokens[tokens.length - 1]! + 10_000_000 * i : 1;
-      await follower.backend.raiseTokenFloor!(e, floor);
+      await follower.backend.tokenFloor!.raise(e, floor);
       await leader.backend.release({ election: e, candidateId: leader.id });
       const next = leaderOf(await follower.backend.campaign({ election: e, candidateId: follower.id, leaseMs: LEASE }));
       expect(next.token).toBeGreaterThan(tokens[tokens.length - 1]!);
@@ -150,8 +150,8 @@ describe('ZooKeeper token floor', () => {
       [leader, follower] = [follower, leader];
     }
     // forceLeader reports the token the forced candidate then leads with.
-    await leader.backend.raiseTokenFloor!(e, tokens[tokens.length - 1]! + 77_000_000);
-    const forced = await x.forceLeader(e, follower.id);
+    await leader.backend.tokenFloor!.raise(e, tokens[tokens.length - 1]! + 77_000_000);
+    const forced = await x.admin!.forceLeader(e, follower.id);
     expect(forced.token).toBeGreaterThan(tokens[tokens.length - 1]! + 77_000_000);
     let result = await follower.backend.campaign({ election: e, candidateId: follower.id, leaseMs: LEASE });
     for (let i = 0; result.role !== 'leader' && i < 20; i++) {
@@ -181,8 +181,8 @@ describe('ZooKeeper token floor', () => {
     const a = pool.direct({ root });
     const e = election('bad');
     for (const bad of [-1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
-      await expect(a.raiseTokenFloor!(e, bad)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+      await expect(a.tokenFloor!.raise(e, bad)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
     }
-    await expect(a.raiseTokenFloor!(e, Number.MAX_SAFE_INTEGER)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(a.tokenFloor!.raise(e, Number.MAX_SAFE_INTEGER)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 });

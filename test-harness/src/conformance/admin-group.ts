@@ -4,7 +4,7 @@ import { waitFor } from '../wait-for';
 import { grantOf, LONG_LEASE_MS } from './timing/lease-grants';
 import type { SuiteContext } from './suite-context';
 
-/** getLeader, forceLeader, clearLeader and (when declared) listCandidates. */
+/** getLeader, admin.forceLeader, admin.clearLeader and (with the part) candidates.list. */
 export function describeAdminOperations(ctx: () => SuiteContext, listCandidates: boolean): void {
   describe('admin operations', () => {
     test('getLeader is null for an election nobody leads, then names the leader and its token', async () => {
@@ -30,7 +30,7 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
       await waitFor(() => b.state.leaderId === 'a', 'b to see a lead');
 
       const admin = await c.backend();
-      const forced = await admin.forceLeader(election, 'b');
+      const forced = await admin.admin!.forceLeader(election, 'b');
       expect(forced.candidateId).toBe('b');
       expect(forced.token).toBeGreaterThan(aToken);
       expect(await admin.getLeader(election)).toMatchObject(forced);
@@ -50,7 +50,7 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
       await waitFor(() => a.isLeader(), 'a to lead', LONG_LEASE_MS);
       const token = a.token!;
       const admin = await c.backend();
-      expect(await admin.forceLeader(election, 'a')).toEqual({ candidateId: 'a', token });
+      expect(await admin.admin!.forceLeader(election, 'a')).toEqual({ candidateId: 'a', token });
       const forcedAt = performance.now();
       // Renewals go on in the same term: nothing was revoked (a revoked term's renewal is refused).
       const granted = () => backend.delivered('renew').filter((call) => call.sentAt > forcedAt && grantOf(call) !== null);
@@ -69,7 +69,7 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
       const first = await waitFor(() => [a, b].find((e) => e.isLeader()), 'a leader');
       const firstToken = first.token!;
       const admin = await c.backend();
-      await admin.clearLeader(election);
+      await admin.admin!.clearLeader(election);
       await waitFor(
         () => [a, b].some((e) => e.isLeader() && e.token! > firstToken),
         'a new term after clearLeader',
@@ -84,7 +84,7 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
     listTest(
       listCandidates
         ? 'listCandidates names every candidate, the leader first'
-        : 'listCandidates (skipped: the backend does not declare capabilities.listCandidates)',
+        : 'listCandidates (skipped: the backend has no candidates part)',
       async () => {
         const c = ctx();
         const election = c.election('list');
@@ -93,23 +93,23 @@ export function describeAdminOperations(ctx: () => SuiteContext, listCandidates:
         const leader = await waitFor(() => electors.find((e) => e.isLeader()), 'a leader');
         const admin = await c.backend();
         const ids = await waitFor(async () => {
-          const list = await admin.listCandidates!(election);
+          const list = await admin.candidates!.list(election);
           return list.length === 3 ? list : null;
         }, 'three candidates listed');
         expect(ids[0]).toBe(leader.candidateId);
         expect([...ids].sort()).toEqual(['a', 'b', 'c']);
         await electors[1]!.stop();
-        await waitFor(async () => !(await admin.listCandidates!(election)).includes('b'), 'b to leave the list');
+        await waitFor(async () => !(await admin.candidates!.list(election)).includes('b'), 'b to leave the list');
       },
     );
 
     if (!listCandidates) {
-      test('listCandidates is absent, from the backend and from a wrapper', async () => {
+      test('the candidates part is absent, from the backend and from a wrapper', async () => {
         const c = ctx();
         const admin = await c.backend();
-        // Not declared, so not there: callers read the declaration and never need to try it.
-        expect(admin.inner.listCandidates).toBeUndefined();
-        expect(admin.listCandidates).toBeUndefined();
+        // Not there, from the backend as from a wrapper: callers test the part and never need to try it.
+        expect(admin.inner.candidates).toBeUndefined();
+        expect(admin.candidates).toBeUndefined();
       });
     }
   });

@@ -1,4 +1,5 @@
 import type { ElectionBackend } from '@conclave/core';
+import type { BackendProfile } from './backend-profile';
 
 /**
  * How the conformance suite gets backends. Every candidate in a test gets its own backend from
@@ -7,10 +8,10 @@ import type { ElectionBackend } from '@conclave/core';
  */
 export interface BackendFactory {
   /**
-   * What the backends made by `create()` declare. Needed before any server is up (tests are
-   * declared before `beforeAll` runs) to `test.skip` what a backend does not support.
+   * The optional parts the backends made by `create()` have. Needed before any server is up
+   * (tests are declared before `beforeAll` runs) to `test.skip` what a backend lacks.
    */
-  capabilities: ElectionBackend['capabilities'];
+  profile: BackendProfile;
   /** A fresh backend connected to the server under test. */
   create(): Promise<ElectionBackend> | ElectionBackend;
   /**

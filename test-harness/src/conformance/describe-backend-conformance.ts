@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe } from '@jest/globals';
-import { supports } from '@conclave/core/spi';
 import type { BackendFactory, ConformanceOptions } from './conformance-options';
 import { SuiteContext, resolveConformanceOptions } from './suite-context';
-import { describeCapabilities } from './capabilities-group';
+import { describeParts } from './parts-group';
 import { describeLeadership } from './leadership-group';
 import { describeLeaseOwnership } from './lease-ownership-group';
 import { describeAdminOperations } from './admin-group';
@@ -24,14 +23,13 @@ import { describeGivenUpCalls } from './given-up-group';
  *
  * ```ts
  * describeBackendConformance('mysql', {
- *   capabilities: MysqlBackend.capabilities,
+ *   profile: { candidates: false, changes: 'best-effort', … },
  *   create: () => new MysqlBackend({ uri }),
  * });
  * ```
  *
- * Capabilities the backend does not declare (`factory.capabilities`, read with `supports`) are
- * `test.skip`ped with the reason, never passed silently. The first test checks that the backend
- * declares the same and that its optional methods agree with the declaration.
+ * Parts the backend lacks (`factory.profile`) are `test.skip`ped with the reason, never passed
+ * silently. The first test checks that the backend made has exactly the parts the suite was told.
  */
 export function describeBackendConformance(
   name: string,
@@ -52,21 +50,21 @@ export function describeBackendConformance(
       await context?.cleanup();
       context = null;
     });
-    describeCapabilities(factory);
+    describeParts(factory);
     describeLeadership(ctx);
     describeLeaseOwnership(ctx);
     describeGivenUpCalls(ctx);
-    describeAdminOperations(ctx, supports(factory, 'listCandidates'));
-    describeElectionExists(ctx, supports(factory, 'electionExists'));
+    describeAdminOperations(ctx, factory.profile.candidates);
+    describeElectionExists(ctx);
     describeLifecycle(ctx);
     describeHandover(ctx);
     describeDuplicateIds(ctx);
-    describeTokenFloor(ctx, supports(factory, 'tokenFloor'));
-    describeTiming(ctx, factory);
-    describeLeaderMetadata(ctx, factory);
+    describeTokenFloor(ctx, factory.profile.tokenFloor);
+    describeTiming(ctx, factory.profile);
+    describeLeaderMetadata(ctx, factory.profile);
     describeScale(ctx, resolved.manyElections);
     describeValidation(ctx);
     describeWaitForLeadership(ctx);
-    describeWatchLeader(ctx, factory);
+    describeWatchLeader(ctx, factory.profile);
   });
 }

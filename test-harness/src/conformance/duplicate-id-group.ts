@@ -56,7 +56,7 @@ export function describeDuplicateIds(ctx: () => SuiteContext): void {
         await b1.start();
         await b2.start();
         const admin = await c.backend();
-        const forced = await admin.forceLeader(election, 'b');
+        const forced = await admin.admin!.forceLeader(election, 'b');
         await waitFor(() => b1.isLeader() || b2.isLeader(), 'an instance of b to lead', c.leaseMs * 10);
         const leader = b1.isLeader() ? b1 : b2;
         expect(leader.token).toBe(forced.token);

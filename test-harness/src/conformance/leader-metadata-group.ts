@@ -1,17 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
 import { Elector, isConclaveError } from '@conclave/core';
-import {
-  capabilityOf,
-  type DeclaresCapabilities,
-  type ElectionBackend,
-  type LeaderInfo,
-  type LeaderMetadataCapabilities,
-} from '@conclave/core/spi';
+import { leaderMetadataOf, type ElectionBackend, type LeaderInfo, type LeaderMetadataKept } from '@conclave/core/spi';
+import type { BackendProfile } from './backend-profile';
 import { leaderOf } from '../campaign-result';
 import { waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 
-type Field = keyof LeaderMetadataCapabilities;
+type Field = keyof LeaderMetadataKept;
 const FIELDS: readonly Field[] = ['value', 'since', 'renewedAt', 'leaseEndsAt', 'transitions'];
 
 // Server timestamps are whole ms, and a server may read its clock at a coarser grain (ZooKeeper's
@@ -31,11 +26,11 @@ async function leader(backend: ElectionBackend, election: string): Promise<Leade
 
 /**
  * Leader metadata (`LeaderInfo`'s optional fields), field by field as the backend declares them
- * in `capabilities.leaderMetadata`. A field the backend does not declare is skipped with the
+ * in `leaderMetadata`. A field the backend does not declare is skipped with the
  * reason, and must be absent from `getLeader()` (declared, not faked).
  */
-export function describeLeaderMetadata(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
-  const kept = capabilityOf(declared, 'leaderMetadata');
+export function describeLeaderMetadata(ctx: () => SuiteContext, profile: BackendProfile): void {
+  const kept = profile.leaderMetadata;
   const when = (field: Field, title: string) =>
     kept[field] ? test.bind(null, title) : test.skip.bind(null, `${title} (skipped: the backend does not declare leaderMetadata.${field})`);
 
@@ -44,7 +39,7 @@ export function describeLeaderMetadata(ctx: () => SuiteContext, declared: Declar
       const c = ctx();
       const backend = await c.backend();
       // The suite skips by what the factory says; the backend must say the same.
-      expect(capabilityOf(backend, 'leaderMetadata')).toEqual(kept);
+      expect(leaderMetadataOf(backend)).toEqual(kept);
       // 342 three-byte characters: 1026 bytes, though only 342 UTF-16 units.
       for (const value of ['€'.repeat(342), '\uD800', 42]) {
         let error: unknown;

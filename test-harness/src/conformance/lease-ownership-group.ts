@@ -126,7 +126,7 @@ export function describeLeaseOwnership(ctx: () => SuiteContext): void {
         // granted (never more than asked), or, where the backend shows a dead holder longer (a
         // ZooKeeper session), that; plus half a lease for a loaded machine. A server that keeps a
         // lease twice as long refuses campaigns sent a whole lease past it.
-        const boundMs = Math.max(Math.min(grantedMs, leaseMs), a.staleLeaderMs?.() ?? 0) + leaseMs / 2;
+        const boundMs = Math.max(Math.min(grantedMs, leaseMs), a.staleLeaderMs ?? 0) + leaseMs / 2;
         return { lastGrant, boundMs, refusedSentAfterMs: refusedSentAfterMs.filter((ms) => ms > boundMs) };
       };
       const results = await Promise.all([lapse('campaign'), lapse('renew')]);

@@ -1,9 +1,8 @@
 import { describe } from '@jest/globals';
-import type { DeclaresCapabilities } from '@conclave/core/spi';
+import type { BackendProfile } from './backend-profile';
 import type { SuiteContext } from './suite-context';
 import { addAdminEndingTests } from './timing/admin-ending-tests';
 import { addDeadlineTests } from './timing/deadline-tests';
-import { addKnownCapabilitiesTest } from './timing/known-capabilities-test';
 import { addLeaseEndPushTest } from './timing/lease-end-push-test';
 import { addPushWakeTest } from './timing/push-wake-test';
 import { addReleaseTests } from './timing/release-tests';
@@ -16,7 +15,7 @@ import { addSignalAbortTests } from './timing/signal-abort-tests';
  * early, that push wakes a follower long before any poll could, and that pushed lease ends never
  * keep a follower past a crashed leader's lease.
  */
-export function describeTiming(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
+export function describeTiming(ctx: () => SuiteContext, profile: BackendProfile): void {
   describe('timing', () => {
     // In this order, the order the tests have always run in.
     addDeadlineTests(ctx);
@@ -25,8 +24,7 @@ export function describeTiming(ctx: () => SuiteContext, declared: DeclaresCapabi
     addNoEarlyHandOnTest(ctx);
     addAdminEndingTests(ctx);
     addNoEarlyHandOnAfterAdminTests(ctx);
-    addPushWakeTest(ctx, declared);
-    addLeaseEndPushTest(ctx, declared);
-    addKnownCapabilitiesTest(ctx, declared);
+    addPushWakeTest(ctx, profile);
+    addLeaseEndPushTest(ctx, profile);
   });
 }

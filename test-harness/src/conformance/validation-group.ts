@@ -63,8 +63,8 @@ export function describeValidation(ctx: () => SuiteContext): void {
         expect(isConclaveError(thrown, 'INVALID_NAME')).toBe(true);
         await rejectsWith(backend.campaign({ election: name as string, candidateId: 'a', leaseMs: 1000 }), 'INVALID_NAME');
         await rejectsWith(backend.getLeader(name as string), 'INVALID_NAME');
-        await rejectsWith(backend.clearLeader(name as string), 'INVALID_NAME');
-        await rejectsWith(backend.forceLeader(name as string, 'a'), 'INVALID_NAME');
+        await rejectsWith(backend.admin!.clearLeader(name as string), 'INVALID_NAME');
+        await rejectsWith(backend.admin!.forceLeader(name as string, 'a'), 'INVALID_NAME');
       }
     });
 
@@ -81,7 +81,7 @@ export function describeValidation(ctx: () => SuiteContext): void {
         }
         expect(isConclaveError(thrown, 'INVALID_NAME')).toBe(true);
         await rejectsWith(backend.campaign({ election, candidateId: id as string, leaseMs: 1000 }), 'INVALID_NAME');
-        await rejectsWith(backend.forceLeader(election, id as string), 'INVALID_NAME');
+        await rejectsWith(backend.admin!.forceLeader(election, id as string), 'INVALID_NAME');
         await rejectsWith(backend.release({ election, candidateId: id as string }), 'INVALID_NAME');
       }
       expect(await backend.getLeader(election)).toBeNull();
@@ -102,9 +102,9 @@ export function describeValidation(ctx: () => SuiteContext): void {
       for (const notAbove of [-1, 1.5, Number.NaN, '3']) {
         await rejectsWith(backend.release({ election, candidateId: 'a', notAbove: notAbove as number }), 'INVALID_OPTIONS');
       }
-      if (backend.capabilities.tokenFloor) {
+      if (backend.tokenFloor) {
         for (const floor of [-1, 1.5, Number.NaN, '3', null]) {
-          await rejectsWith(backend.raiseTokenFloor!(election, floor as number), 'INVALID_OPTIONS');
+          await rejectsWith(backend.tokenFloor.raise(election, floor as number), 'INVALID_OPTIONS');
         }
       }
       expect(await backend.getLeader(election)).toMatchObject({ candidateId: 'a', token: won.token });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { capabilityOf, type DeclaresCapabilities, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
+import type { ElectionBackend, LeaderInfo } from '@conclave/core/spi';
+import type { BackendProfile } from './backend-profile';
 import { delay, waitFor } from '../wait-for';
 import type { SuiteContext } from './suite-context';
 
@@ -23,7 +24,7 @@ class Observer {
     private readonly backend: ElectionBackend,
     private readonly election: string,
   ) {
-    this.unsubscribe = backend.watchLeader!(election, () => {
+    this.unsubscribe = backend.leaderChanges!.watch(election, () => {
       this.hints++;
       this.waiting?.();
     });
@@ -58,15 +59,15 @@ class Observer {
   }
 }
 
-/** `watchLeader`, where `capabilities.leaderPush` declares it: which changes it announces. */
-export function describeWatchLeader(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
-  const push = capabilityOf(declared, 'leaderPush');
+/** `leaderChanges`, where the backend has the part: which changes it announces. */
+export function describeWatchLeader(ctx: () => SuiteContext, profile: BackendProfile): void {
+  const push = profile.leaderChanges;
   describe('watchLeader (an observer following the leader)', () => {
     const pushTest = push !== 'none' ? test : test.skip;
     pushTest(
       push !== 'none'
         ? 'hints once subscribed, then at a new term, a force, a clear and a release; none after unsubscribing'
-        : 'skipped: the backend declares leaderPush none (observers poll getLeader)',
+        : 'skipped: the backend has no leaderChanges part (observers poll getLeader)',
       async () => {
         const c = ctx();
         const election = c.election('observe');
@@ -83,10 +84,10 @@ export function describeWatchLeader(ctx: () => SuiteContext, declared: DeclaresC
         const b = await c.elector(election, 'b', { leaseMs: LEASE_MS, retryMs: LEASE_MS / 5 });
         await b.start();
         await waitFor(() => b.state.leaderId === 'a', 'b to see a lead');
-        const forced = await admin.forceLeader(election, 'b', LEASE_MS);
+        const forced = await admin.admin!.forceLeader(election, 'b', LEASE_MS);
         await observer.until((l) => l?.candidateId === 'b' && l.token === forced.token, 'the force');
 
-        await admin.clearLeader(election);
+        await admin.admin!.clearLeader(election);
         await observer.until((l) => l === null || l.token > forced.token, 'the clear');
         // Whoever leads next, once the cleared lease could have ended.
         const next = await waitFor(() => [a, b].find((e) => e.isLeader() && e.token! > forced.token), 'a term after the clear', LEASE_MS * 10);

@@ -1,4 +1,5 @@
-import { assertCandidateId, assertElectionName, supports, type ElectionBackend } from '@conclave/core/spi';
+import { ConclaveError } from '@conclave/core';
+import { assertCandidateId, assertElectionName, type BackendAdmin, type ElectionBackend } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, UsageError } from '../cli-errors';
 import { leaderMetadataJson, leaderMetadataLines } from '../leader-metadata';
@@ -22,9 +23,9 @@ export async function withBackend<T>(parsed: ParsedCommand, fn: (ctx: CommandCon
 export function statusCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
     const [exists, leader, candidates] = await Promise.all([
-      supports(backend, 'electionExists') ? backend.electionExists!(election) : null,
+      backend.admin ? backend.admin.electionExists(election) : null,
       backend.getLeader(election),
-      supports(backend, 'listCandidates') ? backend.listCandidates!(election) : null,
+      backend.candidates ? backend.candidates.list(election) : null,
     ]);
     if (parsed.json) {
       writeLine(
@@ -35,7 +36,7 @@ export function statusCommand(parsed: ParsedCommand): Promise<number> {
       writeLine(`exists:     ${existsText(exists)}`);
       writeLine(`leader:     ${leader ? leader.candidateId : '(none)'}`);
       writeLine(`token:      ${leader ? leader.token : '-'}`);
-      for (const line of leaderMetadataLines(leader, backend.capabilities, Date.now())) writeLine(line);
+      for (const line of leaderMetadataLines(leader, backend, Date.now())) writeLine(line);
       if (candidates) writeLine(`candidates: ${candidates.length > 0 ? candidates.join(', ') : '(none)'}`);
     }
     return EXIT.OK;
@@ -48,12 +49,19 @@ function existsText(exists: boolean | null): string {
   return exists ? 'yes' : 'no (never used on this backend: check the name)';
 }
 
+/** The backend's admin part, or `NOT_SUPPORTED` naming the backend when it has none. */
+function adminOf(backend: ElectionBackend): BackendAdmin {
+  if (backend.admin) return backend.admin;
+  throw new ConclaveError('NOT_SUPPORTED', `the ${backend.kind} backend has no admin operations (force, clear)`, { backend: backend.kind });
+}
+
 /** `conclave force --leader ID`. */
 export function forceCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
     assertCandidateId(parsed.leader, backend.kind, election);
+    const admin = adminOf(backend);
     if (!parsed.allowAbsent) await assertCandidate(backend, election, parsed.leader!);
-    const info = await backend.forceLeader(election, parsed.leader, parsed.leaseMs);
+    const info = await admin.forceLeader(election, parsed.leader, parsed.leaseMs);
     writeLine(`forced: "${election}" is now led by ${info.candidateId} (token ${info.token})`);
     return EXIT.OK;
   });
@@ -65,11 +73,11 @@ export function forceCommand(parsed: ParsedCommand): Promise<number> {
  * it cannot be checked, and a warning says so.
  */
 async function assertCandidate(backend: ElectionBackend, election: string, id: string): Promise<void> {
-  if (!supports(backend, 'listCandidates')) {
+  if (!backend.candidates) {
     warnLine(`${backend.kind} cannot list candidates: whether "${id}" is one could not be checked`);
     return;
   }
-  const candidates = await backend.listCandidates!(election);
+  const candidates = await backend.candidates.list(election);
   if (candidates.includes(id)) return;
   const present = candidates.length > 0 ? `its candidates: ${candidates.join(', ')}` : 'it has no candidates';
   throw new UsageError(`"${id}" is not a candidate of "${election}" (${present}); --allow-absent forces it anyway`, 'force');
@@ -78,7 +86,7 @@ async function assertCandidate(backend: ElectionBackend, election: string, id: s
 /** `conclave clear`. */
 export function clearCommand(parsed: ParsedCommand): Promise<number> {
   return withBackend(parsed, async ({ backend, election }) => {
-    await backend.clearLeader(election);
+    await adminOf(backend).clearLeader(election);
     writeLine(`cleared: "${election}" has no leader; a new election starts`);
     return EXIT.OK;
   });

@@ -1,5 +1,5 @@
 import { consoleLogger, isConclaveError, type Logger } from '@conclave/core';
-import { assertElectionName, redactText, supports, type ElectionBackend } from '@conclave/core/spi';
+import { assertElectionName, redactText, type ElectionBackend } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT, exitCodeFor } from '../cli-errors';
 import { warnLine, writeLine } from '../cli-context';
@@ -54,7 +54,7 @@ export async function migrateStatusCommand(parsed: ParsedCommand): Promise<numbe
 async function readSide(backend: ElectionBackend, election: string): Promise<SideResult> {
   try {
     const leader = await backend.getLeader(election);
-    const candidates = supports(backend, 'listCandidates') ? await backend.listCandidates!(election) : null;
+    const candidates = backend.candidates ? await backend.candidates.list(election) : null;
     return {
       kind: backend.kind,
       reading: { ok: true, leader: leader && { candidateId: leader.candidateId, token: leader.token }, candidates },

@@ -1,4 +1,4 @@
-import { capabilityOf, type ElectionBackend, type LeaderInfo } from '@conclave/core/spi';
+import type { ElectionBackend, LeaderInfo } from '@conclave/core/spi';
 import type { ParsedCommand } from '../cli-args';
 import { EXIT } from '../cli-errors';
 import { onShutdownSignals, warnLine, writeLine } from '../cli-context';
@@ -27,8 +27,8 @@ export interface WatchPacing {
 }
 
 export function watchPacing(backend: ElectionBackend, intervalMs = DEFAULT_WATCH_INTERVAL_MS): WatchPacing {
-  const leaderPush = capabilityOf(backend, 'leaderPush');
-  if (leaderPush === 'none') return { push: false, idleMs: intervalMs, retryMs: intervalMs };
+  const leaderPush = backend.leaderChanges?.delivery;
+  if (leaderPush === undefined) return { push: false, idleMs: intervalMs, retryMs: intervalMs };
   // A reliable backend announces every change, reconnects included: no read without a hint.
   // While reads fail, hints may be what is missing, so retry as a poller would (or sooner).
   return {
@@ -57,7 +57,7 @@ export interface FollowOptions {
 export async function followLeader({ backend, election, pacing, onLeader, onOutage, signal }: FollowOptions): Promise<void> {
   const wakeUp = new Wakeup(signal);
   // Subscribed before the first read, so no change falls between the two.
-  const unwatch = pacing.push ? backend.watchLeader!(election, () => wakeUp.hint()) : () => undefined;
+  const unwatch = pacing.push && backend.leaderChanges ? backend.leaderChanges.watch(election, () => wakeUp.hint()) : () => undefined;
   try {
     let last = await backend.getLeader(election);
     onLeader(last);

@@ -1,20 +1,21 @@
 import { performance } from 'node:perf_hooks';
 import { expect, test } from '@jest/globals';
-import { capabilityOf, forwardBackend, type DeclaresCapabilities } from '@conclave/core/spi';
+import { forwardBackend } from '@conclave/core/spi';
+import type { BackendProfile } from '../backend-profile';
 import { delay, waitFor } from '../../wait-for';
 import type { SuiteContext } from '../suite-context';
 
 /**
- * A backend that declares `leaseEndPush`: the lease ends it pushes to a follower are durations
+ * A backend whose `changes.leaseEnds` is true: the lease ends it pushes to a follower are durations
  * within the lease, and they never hold a follower past a crashed leader's lease. Whether any
  * come may depend on the server (Redis: its keyspace notifications); both ways must hold.
  */
-export function addLeaseEndPushTest(ctx: () => SuiteContext, declared: DeclaresCapabilities): void {
-  const pushes = capabilityOf(declared, 'leaseEndPush');
+export function addLeaseEndPushTest(ctx: () => SuiteContext, profile: BackendProfile): void {
+  const pushes = profile.leaseEnds;
   (pushes ? test : test.skip)(
     pushes
       ? 'lease ends pushed to a follower lie within the lease, and the follower still takes over a crashed leader right after its lease'
-      : 'lease-end push (skipped: the backend does not declare capabilities.leaseEndPush)',
+      : 'lease-end push (skipped: the backend pushes no lease ends)',
     async () => {
       const c = ctx();
       const election = c.election('lease-end');

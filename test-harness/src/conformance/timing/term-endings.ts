@@ -30,7 +30,7 @@ export const ENDINGS: Ending[] = [
     atOnce: false,
     // forceLeader returns once the new term started, so the signal may abort during the call.
     end: async ({ c, election }) => {
-      await (await c.backend()).forceLeader(election, 'b');
+      await (await c.backend()).admin!.forceLeader(election, 'b');
     },
   },
   {
@@ -38,7 +38,7 @@ export const ENDINGS: Ending[] = [
     reason: 'lease-lost',
     atOnce: false,
     end: async ({ c, election }) => {
-      await (await c.backend()).clearLeader(election);
+      await (await c.backend()).admin!.clearLeader(election);
     },
   },
   {
@@ -63,6 +63,6 @@ export const ENDINGS: Ending[] = [
 
 /** The admin calls that take the lease from its holder. */
 export const adminEndings = [
-  ['forceLeader()', (admin: ControlledBackend, election: string) => admin.forceLeader(election, 'b').then(() => undefined)],
-  ['clearLeader()', (admin: ControlledBackend, election: string) => admin.clearLeader(election)],
+  ['forceLeader()', (admin: ControlledBackend, election: string) => admin.admin!.forceLeader(election, 'b').then(() => undefined)],
+  ['clearLeader()', (admin: ControlledBackend, election: string) => admin.admin!.clearLeader(election)],
 ] as const;
