@@ -4,15 +4,17 @@ import {
   OPTIONAL_BACKEND_METHODS,
   ForwardingBackend,
   forwardBackend,
+  operationOf,
   type BackendMethod,
   type ElectionBackend,
 } from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 import { ControlledBackend, HangableBackend } from '@conclave/test-harness';
 
-// Every wrapper of a backend must pass on the whole SPI: each method the inner backend has (and
-// only those), with the same arguments and the same answer. The methods come from core's one
-// list (BACKEND_METHODS), which fails to compile when the SPI gains a method it does not name.
+// Every wrapper of a backend must pass on the whole contract: each operation the inner backend
+// has (and only those), with the same arguments and the same answer, and each part's
+// declarations. The operations come from core's one list (BACKEND_METHODS), which fails to
+// compile when the contract gains a part it does not name.
 
 interface Recorded {
   method: BackendMethod;
@@ -23,29 +25,34 @@ interface Recorded {
 function fakeBackend(withOptional: boolean): { backend: ElectionBackend; calls: Recorded[]; hints: Array<() => void> } {
   const calls: Recorded[] = [];
   const hints: Array<() => void> = [];
-  const backend: Record<string, unknown> = {
-    kind: 'fake',
-    capabilities: {
-      listCandidates: withOptional,
-      electionExists: withOptional,
-      push: withOptional ? 'best-effort' : 'none',
-      leaderPush: withOptional ? 'best-effort' : 'none',
-      tokenFloor: withOptional,
-    },
+  const op = (method: BackendMethod) => (...args: unknown[]) => {
+    calls.push({ method, args });
+    if (method === 'watch' || method === 'watchLeader') {
+      hints.push(args[method === 'watch' ? 2 : 1] as () => void);
+      return () => undefined;
+    }
+    if (method === 'isWatching') return true;
+    return Promise.resolve({ answerOf: method });
   };
-  for (const method of BACKEND_METHODS) {
-    if (!withOptional && OPTIONAL_BACKEND_METHODS.includes(method)) continue;
-    backend[method] = (...args: unknown[]) => {
-      calls.push({ method, args });
-      if (method === 'watch' || method === 'watchLeader') {
-        hints.push(args[method === 'watch' ? 2 : 1] as () => void);
-        return () => undefined;
-      }
-      if (method === 'isWatching') return true;
-      if (method === 'staleLeaderMs') return 4242;
-      return Promise.resolve({ answerOf: method });
-    };
-  }
+  const store = {
+    kind: 'fake',
+    campaign: op('campaign'),
+    renew: op('renew'),
+    release: op('release'),
+    getLeader: op('getLeader'),
+    close: op('close'),
+  };
+  if (!withOptional) return { backend: store as unknown as ElectionBackend, calls, hints };
+  const backend = {
+    ...store,
+    admin: { forceLeader: op('forceLeader'), clearLeader: op('clearLeader'), electionExists: op('electionExists') },
+    candidates: { list: op('listCandidates') },
+    changes: { delivery: 'best-effort', leaseEnds: true, watch: op('watch'), isWatching: op('isWatching') },
+    leaderChanges: { delivery: 'reliable', watch: op('watchLeader') },
+    tokenFloor: { raise: op('raiseTokenFloor'), followsClock: true },
+    leaderMetadata: { value: true, since: false, renewedAt: true, leaseEndsAt: false, transitions: true },
+    staleLeaderMs: 4242,
+  };
   return { backend: backend as unknown as ElectionBackend, calls, hints };
 }
 
@@ -64,7 +71,6 @@ const ARGS: Record<BackendMethod, unknown[]> = {
   watch: ['e1', 'c1'],
   isWatching: ['e1', 'c1'],
   watchLeader: ['e1'],
-  staleLeaderMs: [],
   close: [],
 };
 
@@ -87,15 +93,15 @@ const WRAPPERS: Wrapper[] = [
   { name: 'MigratingBackend (to-only)', wrap: (inner) => new MigratingBackend({ from: other(), to: inner, phase: 'to-only' }), ownKind: true },
 ];
 
-describe.each(WRAPPERS)('$name forwards the whole backend SPI', (wrapper) => {
+describe.each(WRAPPERS)('$name forwards the whole backend contract', (wrapper) => {
   test.each([...BACKEND_METHODS])('%s is passed on with its arguments and answer', async (method) => {
     const { backend, calls, hints } = fakeBackend(true);
-    const wrapped = wrapper.wrap(backend) as unknown as Record<string, unknown>;
-    const fn = wrapped[method];
+    const wrapped = wrapper.wrap(backend);
+    const fn = operationOf(wrapped, method);
     expect([method, typeof fn]).toEqual([method, 'function']);
     const args = method === 'watch' || method === 'watchLeader' ? [...ARGS[method], () => hintsSeen.push('hint')] : ARGS[method];
     const hintsSeen: string[] = [];
-    const answer = await (fn as (...a: unknown[]) => unknown).apply(wrapped, args);
+    const answer = await (fn as (...a: unknown[]) => unknown)(...args);
     const own = calls.filter((c) => c.method === method);
     expect(own).toHaveLength(1);
     expect(own[0]!.args.slice(0, ARGS[method].length)).toEqual(ARGS[method]);
@@ -105,33 +111,52 @@ describe.each(WRAPPERS)('$name forwards the whole backend SPI', (wrapper) => {
       expect(hintsSeen).toEqual(['hint']);
     } else if (method === 'isWatching') {
       expect(answer).toBe(true);
-    } else if (method === 'staleLeaderMs') {
-      expect(answer).toBe(4242);
     } else if (method !== 'close') {
       // close() may close more than the inner backend (MigratingBackend closes both sides).
       expect(answer).toEqual({ answerOf: method });
     }
   });
 
-  test('kind and capabilities are the inner backend\'s', () => {
+  test('kind and the parts\' declarations are the inner backend\'s', () => {
     const { backend } = fakeBackend(true);
     const wrapped = wrapper.wrap(backend);
-    expect(wrapped.capabilities).toEqual(backend.capabilities);
+    expect(declarations(wrapped)).toEqual(declarations(backend));
     if (!wrapper.ownKind) expect(wrapped.kind).toBe('fake');
   });
 
-  test('optional methods the inner backend lacks are absent, not faked', () => {
+  test('parts the inner backend lacks are absent, not faked', () => {
     const { backend } = fakeBackend(false);
-    const wrapped = wrapper.wrap(backend) as unknown as Record<string, unknown>;
-    const present = OPTIONAL_BACKEND_METHODS.filter((m) => wrapped[m] !== undefined);
+    const wrapped = wrapper.wrap(backend);
+    const present = OPTIONAL_BACKEND_METHODS.filter((m) => operationOf(wrapped, m) !== undefined);
     expect(present).toEqual([]);
+    expect([wrapped.admin, wrapped.candidates, wrapped.changes, wrapped.leaderChanges, wrapped.tokenFloor]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
 });
 
-test('the method list is exactly the SPI (checked against a full fake backend)', () => {
+test('the operation list is exactly the contract (checked against a full fake backend)', () => {
   const { backend } = fakeBackend(true);
-  const own = Object.keys(backend).filter((k) => typeof (backend as unknown as Record<string, unknown>)[k] === 'function');
-  expect(own.sort()).toEqual([...BACKEND_METHODS].sort());
+  const own = Object.entries(backend).flatMap(([key, value]) =>
+    typeof value === 'function' ? [key] : typeof value === 'object' && value !== null ? Object.keys(value).filter((m) => typeof (value as Record<string, unknown>)[m] === 'function') : [],
+  );
+  expect(own).toHaveLength(BACKEND_METHODS.length);
+  for (const m of BACKEND_METHODS) expect(operationOf(backend, m)).toBeDefined();
   for (const m of OPTIONAL_BACKEND_METHODS) expect(BACKEND_METHODS).toContain(m);
 });
+
+/** What a caller reads without calling: the parts' plain values and the declarations. */
+function declarations(backend: ElectionBackend) {
+  return {
+    changes: backend.changes && { delivery: backend.changes.delivery, leaseEnds: backend.changes.leaseEnds },
+    leaderChanges: backend.leaderChanges?.delivery,
+    followsClock: backend.tokenFloor?.followsClock,
+    leaderMetadata: backend.leaderMetadata,
+    staleLeaderMs: backend.staleLeaderMs,
+  };
+}

@@ -73,9 +73,9 @@ test('hang drops change hints', async () => {
   const e = election();
   let hints = 0;
   let witnessHints = 0;
-  const unwatch = b.watch!(e, 'w', () => hints++);
+  const unwatch = b.changes!.watch(e, 'w', () => hints++);
   // Subscribed after b's: the store notifies in order, so when it hears a change, b was told too.
-  const unwitness = plain.watch(e, 'witness', () => witnessHints++);
+  const unwitness = plain.changes!.watch(e, 'witness', () => witnessHints++);
   await plain.campaign({ election: e, candidateId: 'x', leaseMs: 5000 });
   await waitFor(() => witnessHints === 1, 'the first change');
   expect(hints).toBe(1);

@@ -24,9 +24,9 @@ test('pacing: push backends are read on hints (plus a slow fallback when hints c
   const memory = new MemoryBackend();
   expect(watchPacing(memory, 60_000)).toEqual({ push: true, idleMs: 60_000, retryMs: PUSH_FALLBACK_MS });
   expect(watchPacing(memory)).toEqual({ push: true, idleMs: PUSH_FALLBACK_MS, retryMs: 500 });
-  const reliable = Object.assign(Object.create(memory) as MemoryBackend, { capabilities: { ...memory.capabilities, leaderPush: 'reliable' } });
+  const reliable = Object.assign(Object.create(memory) as MemoryBackend, { leaderChanges: { ...memory.leaderChanges, delivery: 'reliable' } });
   expect(watchPacing(reliable, 200)).toEqual({ push: true, idleMs: null, retryMs: 200 });
-  const none = Object.assign(Object.create(memory) as MemoryBackend, { capabilities: { ...memory.capabilities, leaderPush: 'none' }, watchLeader: undefined });
+  const none = Object.assign(Object.create(memory) as MemoryBackend, { leaderChanges: undefined });
   expect(watchPacing(none, 200)).toEqual({ push: false, idleMs: 200, retryMs: 200 });
 });
 

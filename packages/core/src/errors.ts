@@ -14,7 +14,7 @@
  * - `BACKEND_MISCONFIGURED`: the server answered, but the configuration can never work there (an
  *   unknown database, a missing privilege or permission). `start()` rejects with it likewise.
  * - `LEASE_LOST`: an operation needed leadership that this candidate no longer holds.
- * - `NOT_SUPPORTED`: the backend does not declare the capability asked for.
+ * - `NOT_SUPPORTED`: the backend lacks the part asked for (see BACKEND-CONTRACT.md), or cannot serve that call.
  * - `CLOSED`: the backend or elector was closed and cannot be used again.
  * - `MIGRATION_CONFLICT`: a `to-only` candidate of `@conclave/migrate` found a candidate leading
  *   on `from` without taking part in the migration (an old node beside `to-only` nodes, which

@@ -59,6 +59,22 @@ export const OPTIONAL_BACKEND_METHODS: readonly BackendMethod[] = BACKEND_METHOD
 );
 
 /**
+ * Operation `method` of `backend`, bound to its part (or to the backend), or `undefined` when
+ * the backend lacks its part or member. For tests and tools that name operations.
+ */
+export function operationOf<K extends BackendMethod>(backend: ElectionBackend, method: K): BackendFn<K> | undefined {
+  if ((STORE_METHODS as readonly string[]).includes(method)) return (backend[method as (typeof STORE_METHODS)[number]] as AnyFn).bind(backend) as BackendFn<K>;
+  for (const [name, layout] of Object.entries(PARTS) as Array<[PartName, (typeof PARTS)[PartName]]>) {
+    const member = Object.entries(layout.methods).find(([, m]) => m === method)?.[0];
+    if (member === undefined) continue;
+    const part = backend[name] as Record<string, unknown> | undefined;
+    const fn = part?.[member];
+    return typeof fn === 'function' ? ((fn as AnyFn).bind(part) as BackendFn<K>) : undefined;
+  }
+  return undefined;
+}
+
+/**
  * How a wrapper changes calls:
  * - `all(method, args, invoke)` sees every call of every operation (`invoke()` makes the call on
  *   the inner backend) and returns what the caller gets.

@@ -79,7 +79,7 @@ export { campaignOutcome, heldByAnother, isLiveLease, leaderInfoFromRow, leaseRo
 export type { LeaseRow, LiveLeaseRow } from './lease-row';
 
 // Wrapping a backend: every operation forwarded through one helper.
-export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend } from './forward-backend';
+export { BACKEND_METHODS, OPTIONAL_BACKEND_METHODS, ForwardingBackend, forwardBackend, operationOf } from './forward-backend';
 export type { BackendFn, BackendMethod, BackendOperations, ForwardHooks } from './forward-backend';
 
 // Pacing many elections on one connection, deadlines and given-up calls, lazy drivers.

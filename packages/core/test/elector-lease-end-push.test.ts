@@ -1,15 +1,19 @@
 /**
- * A backend that pushes lease ends (`capabilities.leaseEndPush`): the Elector's wiring of
+ * A backend that pushes lease ends (`changes.leaseEnds`): the Elector's wiring of
  * `onLeaseEndPushed`. The memory backend, told to push each confirmed renewal's new end to the
  * election's watchers, as Redis does from keyspace events.
  */
 import { performance } from 'node:perf_hooks';
 import { Elector, MemoryBackend } from '@conclave/core';
-import type { BackendCapabilities, CampaignRequest, CampaignResult, LeaseEndHint, RenewRequest, RenewResult } from '@conclave/core/spi';
+import type { CampaignRequest, CampaignResult, ChangeFeed, LeaseEndHint, RenewRequest, RenewResult } from '@conclave/core/spi';
 import { waitFor } from '@conclave/test-harness';
 
 class LeaseEndPushingBackend extends MemoryBackend {
-  override readonly capabilities: BackendCapabilities = { ...new MemoryBackend().capabilities, leaseEndPush: true };
+  /** The memory backend's own feed (read before it is overridden below). */
+  private readonly plainChanges: ChangeFeed = (this as unknown as { changes: ChangeFeed }).changes;
+  /** Pushes lease ends unless `leaseEnds` is set to false (hints are then plain changes). */
+  leaseEnds = true;
+  override readonly changes: ChangeFeed = this.pushingFeed();
   /** Off: renewals are no longer pushed (a dead subscription, as followers see it). */
   pushing = true;
   readonly campaigns = new Map<string, number>();
@@ -29,8 +33,20 @@ class LeaseEndPushingBackend extends MemoryBackend {
     return result;
   }
 
-  override watch(election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void): () => void {
-    const unwatch = super.watch(election, candidateId, onChange);
+  private pushingFeed(): ChangeFeed {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const backend = this;
+    return {
+      delivery: 'best-effort',
+      get leaseEnds() {
+        return backend.leaseEnds;
+      },
+      watch: (election, candidateId, onChange) => this.watchPushing(election, candidateId, onChange),
+    };
+  }
+
+  private watchPushing(election: string, candidateId: string, onChange: (hint?: LeaseEndHint) => void): () => void {
+    const unwatch = this.plainChanges.watch(election, candidateId, onChange);
     const set = this.pushTo.get(election) ?? new Set();
     this.pushTo.set(election, set);
     set.add(onChange);
@@ -70,9 +86,9 @@ test('a follower told of every renewal makes no campaign while the leader renews
   expect(a.isLeader()).toBe(true);
 });
 
-test('without the capability declared, the same hints are plain changes: the follower campaigns at each one', async () => {
+test('without lease ends declared, the same hints are plain changes: the follower campaigns at each one', async () => {
   const backend = new LeaseEndPushingBackend();
-  Object.defineProperty(backend, 'capabilities', { value: new MemoryBackend().capabilities });
+  backend.leaseEnds = false;
   const a = start(backend, 'a');
   await a.start();
   const b = start(backend, 'b');

@@ -97,10 +97,10 @@ test("the candidates of one election in one process share one watch on it: their
   const ids = ['x', 'y', 'z'];
   let token = (await a.campaign({ election, candidateId: 'a', leaseMs: 3000 })) as { token: number };
   const woken = new Map(ids.map((id) => [id, 0]));
-  const unwatch = ids.map((id) => b.watch(election, id, () => woken.set(id, woken.get(id)! + 1)));
+  const unwatch = ids.map((id) => b.changes!.watch(election, id, () => woken.set(id, woken.get(id)! + 1)));
   try {
     for (const id of ids) expect((await b.campaign({ election, candidateId: id, leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => ids.every((id) => b.isWatching(election, id)), 'every candidate waiting');
+    await eventually(() => ids.every((id) => b.changes!.isWatching!(election, id)), 'every candidate waiting');
     const before = await watchRequests();
     // a hands over to x, x to y, y to z: each wakes its successor, which moves on to its next key.
     let holder = { backend: a, id: 'a' };
@@ -125,15 +125,15 @@ test('the candidates of every election in one process share one watch: candidate
   const woken = new Map(names.map((n) => [n, 0]));
   const unwatch: Array<() => void> = [];
   try {
-    unwatch.push(b.watch(names[0]!, 'f', () => woken.set(names[0]!, woken.get(names[0]!)! + 1)));
+    unwatch.push(b.changes!.watch(names[0]!, 'f', () => woken.set(names[0]!, woken.get(names[0]!)! + 1)));
     expect((await b.campaign({ election: names[0]!, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => b.isWatching(names[0]!, 'f'), 'the first candidate waiting');
+    await eventually(() => b.changes!.isWatching!(names[0]!, 'f'), 'the first candidate waiting');
     const before = await watchRequests();
     for (const election of names.slice(1)) {
-      unwatch.push(b.watch(election, 'f', () => woken.set(election, woken.get(election)! + 1)));
+      unwatch.push(b.changes!.watch(election, 'f', () => woken.set(election, woken.get(election)! + 1)));
       expect((await b.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
     }
-    await eventually(() => names.every((n) => b.isWatching(n, 'f')), 'every candidate waiting');
+    await eventually(() => names.every((n) => b.changes!.isWatching!(n, 'f')), 'every candidate waiting');
     expect((await watchRequests()) - before).toBe(0);
     // The release of one election wakes its follower there, and no other.
     await a.release({ election: names[2]!, candidateId: 'a', token: tokens[2]!.token });
@@ -185,11 +185,11 @@ test('a follower right behind the head watches the head from its campaign read, 
   const election = `batch-seen-${process.pid}`;
   const leader = await a.campaign({ election, candidateId: 'a', leaseMs: 3000 });
   let woken = 0;
-  const unwatch = b.watch(election, 'b', () => woken++);
+  const unwatch = b.changes!.watch(election, 'b', () => woken++);
   try {
     const before = await requests();
     expect((await b.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
-    await eventually(() => b.isWatching(election, 'b'), 'b watching');
+    await eventually(() => b.changes!.isWatching!(election, 'b'), 'b watching');
     expect((await requests()) - before).toBe(1);
     // The watch is on the head: its release wakes b.
     await a.release({ election, candidateId: 'a', token: (leader as { token: number }).token });
@@ -269,7 +269,7 @@ test("a follower's predecessor that goes between the read that chose it and the 
   const election = `batch-between-${process.pid}`;
   const leader = await a.campaign({ election, candidateId: 'a', leaseMs: 3000 });
   let woken = 0;
-  const unwatch = b.watch(election, 'b', () => woken++);
+  const unwatch = b.changes!.watch(election, 'b', () => woken++);
   try {
     expect((await b.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
     await a.release({ election, candidateId: 'a', token: (leader as { token: number }).token });

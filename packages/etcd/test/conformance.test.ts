@@ -7,7 +7,7 @@ import { privateEtcd } from './etcd-test-env';
 const etcd = privateEtcd();
 
 describeBackendConformance('etcd', {
-  capabilities: EtcdBackend.capabilities,
+  profile: { candidates: true, changes: 'reliable', leaseEnds: false, leaderChanges: 'none', tokenFloor: true, tokensFollowClock: false, leaderMetadata: { value: true, since: false, renewedAt: false, leaseEndsAt: false, transitions: false } },
   create: () => etcd.proxied(),
   freeze: (backend) => etcd.proxyOf(backend).blackhole(),
 }, {

@@ -55,7 +55,7 @@ test("a follower whose watch stands on a member cut off from its peers is woken,
   opened.push(follower);
   let woken = 0;
   proxies.forEach((p) => p.cut());
-  const unwatch = follower.watch(election, 'f', () => woken++);
+  const unwatch = follower.changes!.watch(election, 'f', () => woken++);
   try {
     await eventually(async () => {
       const res = await follower.campaign({ election, candidateId: 'f', leaseMs: LEASE_MS }).catch(() => null);

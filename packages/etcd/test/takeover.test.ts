@@ -54,7 +54,7 @@ async function queued(election: string, follower: EtcdBackend): Promise<Queued> 
   const won = await leader.campaign({ election, candidateId: 'l', leaseMs: 3000 });
   expect(won.role).toBe('leader');
   let woken = 0;
-  const unwatch = follower.watch(election, 'f', () => woken++);
+  const unwatch = follower.changes!.watch(election, 'f', () => woken++);
   expect((await follower.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
   // Campaign until a read falls after the watch's start, so that the watch can tell whether the
   // key changed since (the server confirms a watch on its own time).
@@ -152,7 +152,7 @@ test('a candidate whose listing of the queue shows its own key at the head is wo
   await first.close();
   await second.close();
   let woken = 0;
-  const unwatch = candidate.watch(election, 'f', () => woken++);
+  const unwatch = candidate.changes!.watch(election, 'f', () => woken++);
   try {
     await eventually(() => woken > 0, 'the candidate is woken', 5000);
     expect(await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).toMatchObject({ role: 'leader' });
@@ -187,9 +187,9 @@ async function queuedThird(election: string): Promise<QueuedThird> {
   expect(a.role).toBe('leader');
   expect((await second.campaign({ election, candidateId: 'b', leaseMs: 3000 })).role).toBe('follower');
   let woken = 0;
-  const unwatch = candidate.watch(election, 'f', () => woken++);
+  const unwatch = candidate.changes!.watch(election, 'f', () => woken++);
   expect((await candidate.campaign({ election, candidateId: 'f', leaseMs: 3000 })).role).toBe('follower');
-  await eventually(() => candidate.isWatching(election, 'f'), 'the candidate waits for its predecessor', 5000);
+  await eventually(() => candidate.changes!.isWatching!(election, 'f'), 'the candidate waits for its predecessor', 5000);
   const internals = candidate as unknown as { keys: ElectionKeys; watches: { shared: { lastChange: Map<string, number> } | null } };
   const predecessor = internals.keys.candidate(election, 'b');
   return {
@@ -211,7 +211,7 @@ test('a candidate queued behind a follower is not woken when that follower goes:
     const seenBefore = q.predecessorSeen();
     await q.second.close();
     await eventually(() => q.predecessorSeen() !== seenBefore, 'the watch sees the predecessor go', 5000);
-    await eventually(() => q.candidate.isWatching(election, 'f'), 'the candidate waits again', 5000);
+    await eventually(() => q.candidate.changes!.isWatching!(election, 'f'), 'the candidate waits again', 5000);
     expect(q.woken()).toBe(wokenBefore);
     // Its wait is now for the head.
     await q.first.close();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Elector, MemoryBackend, MemoryStore, type MemoryBackendOptions } from '@conclave/core';
-import type { BackendCapabilities, ElectionBackend } from '@conclave/core/spi';
+import type { ElectionBackend } from '@conclave/core/spi';
 import { createBackend } from '@conclave/cli';
 import { RedisBackend } from '@conclave/redis';
 import { MigratingBackend } from '@conclave/migrate';
@@ -25,13 +25,11 @@ afterAll(async () => {
 const owned = new OwnedBackends();
 afterEach(() => owned.closeAll());
 const keep = <T extends ElectionBackend>(b: T): T => owned.keep(b);
-/** A memory backend that hides `raiseTokenFloor` (and `watchLeader`, which it does not declare either). */
+/** A memory backend without the `tokenFloor` part (nor `leaderChanges`). */
 class NoFloorBackend extends MemoryBackend {
-  override readonly capabilities: BackendCapabilities = { listCandidates: true, electionExists: true, push: 'best-effort', tokenFloor: false };
   constructor(options: MemoryBackendOptions) {
     super(options);
-    // A method is there exactly when its capability is declared.
-    Object.defineProperties(this, { raiseTokenFloor: { value: undefined }, watchLeader: { value: undefined } });
+    Object.defineProperties(this, { tokenFloor: { value: undefined }, leaderChanges: { value: undefined } });
   }
 }
 const zookeeper = () => owned.zookeeper(zk);

@@ -1,18 +1,16 @@
 import { MemoryBackend, MemoryStore, type MemoryBackendOptions } from '@conclave/core';
-import type { BackendCapabilities, ElectionBackend } from '@conclave/core/spi';
+import type { ElectionBackend } from '@conclave/core/spi';
 import { MigratingBackend } from '@conclave/migrate';
 
 // The dual token rules, call by call, on in-memory backends. `from` is a memory backend that
-// cannot raise its token floor (a backend without `raiseTokenFloor`): a token a dual term puts
+// cannot raise its token floor (a backend without a `tokenFloor` part): a token a dual term puts
 // above `from`'s sequence is never caught up with by the old candidates.
 
-/** A memory backend that hides `raiseTokenFloor` (and `watchLeader`, which it does not declare either). */
+/** A memory backend without the `tokenFloor` part (nor `leaderChanges`). */
 class NoFloorBackend extends MemoryBackend {
-  override readonly capabilities: BackendCapabilities = { listCandidates: true, electionExists: true, push: 'best-effort', tokenFloor: false };
   constructor(options: MemoryBackendOptions) {
     super(options);
-    // A method is there exactly when its capability is declared.
-    Object.defineProperties(this, { raiseTokenFloor: { value: undefined }, watchLeader: { value: undefined } });
+    Object.defineProperties(this, { tokenFloor: { value: undefined }, leaderChanges: { value: undefined } });
   }
 }
 
@@ -96,7 +94,7 @@ test('a dual candidate that cannot reach to gives from back, and release gives b
 
 test('clearLeader clears from even when to throws, and reports to\'s error', async () => {
   const failing = Object.assign(Object.create(to) as MemoryBackend, {
-    clearLeader: () => Promise.reject(new Error('to is down')),
+    admin: { ...to.admin, clearLeader: () => Promise.reject(new Error('to is down')) },
   });
   const broken = new MigratingBackend({ from, to: failing, phase: 'dual', closeBackends: false });
   await tokenOf(from, 'old-1');

@@ -123,7 +123,7 @@ test('seeing to led by the from leader after the fact clears its conflict; anoth
 test('with a from that shows dead candidates for longer than a lease, a term is suspect after a lease and a conflict only after that', async () => {
   const STALE_MS = 1500;
   class LingeringBackend extends MemoryBackend {
-    staleLeaderMs = () => STALE_MS;
+    readonly staleLeaderMs = STALE_MS;
   }
   const from = new LingeringBackend();
   const watch = new OldLeaderWatch(from, 'mysql');

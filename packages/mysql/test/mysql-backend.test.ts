@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { createPool, type Pool, type PoolConnection } from 'mysql2';
 import { ConclaveError, Elector } from '@conclave/core';
-import { assertCapabilitiesConsistent, type CampaignResult } from '@conclave/core/spi';
+import type { CampaignResult } from '@conclave/core/spi';
 import { MysqlBackend } from '@conclave/mysql';
 import { BASE_URI, dropTable, eventually, sleep, uniqueElection, uniqueTable, uriFor } from './mysql-test-env';
 
@@ -311,16 +311,13 @@ describe('validation before I/O', () => {
     );
   });
 
-  test('watch and isWatching are there exactly when wakeUp declares push', () => {
+  test('the changes part (watch and isWatching, best-effort) is there exactly with wakeUp', () => {
     const on = offline();
-    expect(typeof on.watch).toBe('function');
-    expect(typeof on.isWatching).toBe('function');
-    assertCapabilitiesConsistent(on);
+    expect(on.changes).toMatchObject({ delivery: 'best-effort', leaseEnds: false });
+    expect(typeof on.changes!.watch).toBe('function');
+    expect(typeof on.changes!.isWatching).toBe('function');
     const off = backend({ uri: 'mysql://root@127.0.0.1:1/test', wakeUp: false });
-    expect(off.capabilities.push).toBe('none');
-    expect(off.watch).toBeUndefined();
-    expect(off.isWatching).toBeUndefined();
-    assertCapabilitiesConsistent(off);
+    expect(off.changes).toBeUndefined();
   });
 
   test('names, ids and injection attempts in names are rejected with INVALID_NAME, not sent', async () => {
@@ -337,7 +334,7 @@ describe('validation before I/O', () => {
       await expect(b.release({ election: 'ok', candidateId })).rejects.toMatchObject({ code: 'INVALID_NAME' });
     }
     await expect(b.campaign({ election: 'ok', candidateId: 'A', leaseMs: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
-    expect(() => b.watch!('a b', 'A', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
+    expect(() => b.changes!.watch('a b', 'A', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
     // A valid call does reach the network, and reports the server as unavailable.
     await expect(b.getLeader('ok')).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
   });
@@ -547,7 +544,7 @@ describe('wake-up and hand-over', () => {
     for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
     const woken = new Set<string>();
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
-    const unwatch = names.map((election) => b.watch!(election, 'B', () => woken.add(election)));
+    const unwatch = names.map((election) => b.changes!.watch(election, 'B', () => woken.add(election)));
     await sleep(300);
     for (const election of names) await a.release({ election, candidateId: 'A' });
     await eventually(() => woken.size >= 2, 'the watched elections to wake');
@@ -561,11 +558,11 @@ describe('wake-up and hand-over', () => {
     for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
     // The leader's locks are taken in the background after its campaign: let them be held.
     await sleep(200);
-    const unwatch = names.map((election) => b.watch!(election, 'B', () => undefined));
+    const unwatch = names.map((election) => b.changes!.watch(election, 'B', () => undefined));
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
-    const watching = () => names.filter((election) => b.isWatching!(election, 'B'));
+    const watching = () => names.filter((election) => b.changes!.isWatching!(election, 'B'));
     await eventually(() => watching().length === 2, 'two elections watched (the slots)');
-    expect(b.isWatching!(names[0]!, 'someone-else')).toBe(false);
+    expect(b.changes!.isWatching!(names[0]!, 'someone-else')).toBe(false);
     const before = watching();
     // Freeing one slot hands it to a parked election.
     unwatch[names.indexOf(before[0]!)]!();
@@ -573,6 +570,6 @@ describe('wake-up and hand-over', () => {
     unwatch.forEach((u) => u());
     expect(watching()).toHaveLength(0);
     await b.close();
-    expect(b.isWatching!(names[1]!, 'B')).toBe(false);
+    expect(b.changes!.isWatching!(names[1]!, 'B')).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ const table = uniqueTable('conf');
 const uri = uriFor(table);
 
 describeBackendConformance('postgres', {
-  capabilities: PostgresBackend.capabilities,
+  profile: { candidates: false, changes: 'best-effort', leaseEnds: false, leaderChanges: 'none', tokenFloor: true, tokensFollowClock: false, leaderMetadata: { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true } },
   create: () => new PostgresBackend({ uri }),
 });
 

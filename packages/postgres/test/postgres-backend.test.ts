@@ -236,8 +236,8 @@ describe('LISTEN/NOTIFY wake-up', () => {
     const e = uniqueElection('wake');
     const t = leader(await a.campaign({ election: e, candidateId: 'A 1', leaseMs: 10_000 }));
     let woken = 0;
-    const unwatch = b.watch!(e, 'B 1', () => woken++);
-    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
+    const unwatch = b.changes!.watch(e, 'B 1', () => woken++);
+    await eventually(() => b.changes!.isWatching!(e, 'B 1'), 'listening');
     const before = woken; // the listener wakes everyone once when it starts listening
     const started = Date.now();
     await a.release({ election: e, candidateId: 'A 1', token: t.token });
@@ -251,22 +251,22 @@ describe('LISTEN/NOTIFY wake-up', () => {
     await a.admin!.forceLeader(e, 'B', 10_000);
     await eventually(() => woken > m, 'woken by the force', 1_000);
     unwatch();
-    expect(b.isWatching!(e, 'B 1')).toBe(false);
+    expect(b.changes!.isWatching!(e, 'B 1')).toBe(false);
   });
 
   test('a lost listening connection is opened again, LISTENs again and wakes every watcher', async () => {
     const b = backend();
     const e = uniqueElection('relisten');
     let woken = 0;
-    b.watch!(e, 'B 1', () => woken++);
-    await eventually(() => b.isWatching!(e, 'B 1'), 'listening');
+    b.changes!.watch(e, 'B 1', () => woken++);
+    await eventually(() => b.changes!.isWatching!(e, 'B 1'), 'listening');
     const channel = wakeChannel(table, null);
     const killed = await withClient(async (c) =>
       (await c.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query = $1', [`LISTEN "${channel}"`])).rows,
     );
     expect(killed.length).toBeGreaterThanOrEqual(1);
     const n = woken;
-    await eventually(() => woken > n && b.isWatching!(e, 'B 1'), 'listening again', 5_000);
+    await eventually(() => woken > n && b.changes!.isWatching!(e, 'B 1'), 'listening again', 5_000);
     // And it hears notifications again.
     const m = woken;
     await withClient((c) => c.query('SELECT pg_notify($1, $2)', [channel, e]));

@@ -75,14 +75,13 @@ describe('PostgreSQL URLs', () => {
     expect(err.message).not.toContain('pgsecret');
   });
 
-  test('watch and isWatching are there exactly when wakeUp declares push', async () => {
+  test('the changes part (watch and isWatching, best-effort) is there exactly with wakeUp', async () => {
     const on = new PostgresBackend({ uri: BASE });
     const off = new PostgresBackend({ uri: BASE, wakeUp: false });
-    expect(on.capabilities.push).toBe('best-effort');
-    expect(typeof on.watch).toBe('function');
-    expect(off.capabilities.push).toBe('none');
-    expect(off.watch).toBeUndefined();
-    expect(off.isWatching).toBeUndefined();
+    expect(on.changes).toMatchObject({ delivery: 'best-effort', leaseEnds: false });
+    expect(typeof on.changes!.watch).toBe('function');
+    expect(typeof on.changes!.isWatching).toBe('function');
+    expect(off.changes).toBeUndefined();
     await Promise.all([on.close(), off.close()]);
   });
 });

@@ -15,7 +15,7 @@ describe('one master with keyspace events (notify-keyspace-events Kgx)', () => {
   afterAll(() => server.stop());
   const keyPrefix = uniquePrefix();
   describeBackendConformance('redis with keyspace events', {
-    capabilities: { listCandidates: true, electionExists: true, push: 'best-effort', leaderPush: 'best-effort', tokenFloor: true, tokenClock: true, leaseEndPush: true, leaderMetadata: RedisBackend.leaderMetadata },
+    profile: { candidates: true, changes: 'best-effort', leaseEnds: true, leaderChanges: 'best-effort', tokenFloor: true, tokensFollowClock: true, leaderMetadata: { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: false } },
     create: () => new RedisBackend({ url: server.url, keyPrefix }),
   });
 });

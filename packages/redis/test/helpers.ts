@@ -40,7 +40,7 @@ export class BackendPool {
  */
 export function freezable(backend: ElectionBackend): { backend: ElectionBackend; freeze: () => void } {
   let frozen = false;
-  // The whole SPI is forwarded, so the wrapper has every method its capabilities declare.
+  // The whole contract is forwarded, so the wrapper has every part the backend has.
   const hung: ReadonlySet<BackendMethod> = new Set(['campaign', 'renew', 'release', 'getLeader', 'forceLeader', 'clearLeader']);
   const wrapped = forwardBackend(backend, {
     all: (method, _args, invoke) => (frozen && hung.has(method) ? new Promise<never>(() => undefined) : invoke()),

@@ -1,6 +1,5 @@
 import Redis from 'ioredis';
 import { isConclaveError } from '@conclave/core';
-import { assertCapabilitiesConsistent } from '@conclave/core/spi';
 import { RedisBackend } from '@conclave/redis';
 import { BackendPool, SHARED_URL, uniqueName, uniquePrefix, waitFor } from './helpers';
 
@@ -43,38 +42,31 @@ describe('RedisBackend options', () => {
     expect(() => pool.redis({ url: 'redis://127.0.0.1:1', redisOptions: { lazyConnect: true, notAnIoredisOption: 1 } as never })).not.toThrow();
   });
 
-  test('capabilities.leaseEndPush is declared on one master unless keyspaceEvents is off, never in quorum mode', () => {
+  test('changes.leaseEnds is true on one master unless keyspaceEvents is off, never in quorum mode', () => {
     const lazy = { redisOptions: { lazyConnect: true } };
-    expect(pool.redis({ url: 'redis://127.0.0.1:1', ...lazy }).capabilities.leaseEndPush).toBe(true);
-    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'configure', ...lazy }).capabilities.leaseEndPush).toBe(true);
-    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'off', ...lazy }).capabilities.leaseEndPush).toBeUndefined();
-    expect(pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', ...lazy }).capabilities.leaseEndPush).toBeUndefined();
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', ...lazy }).changes.leaseEnds).toBe(true);
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'configure', ...lazy }).changes.leaseEnds).toBe(true);
+    expect(pool.redis({ url: 'redis://127.0.0.1:1', keyspaceEvents: 'off', ...lazy }).changes.leaseEnds).toBe(false);
+    expect(pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', ...lazy }).changes.leaseEnds).toBe(false);
   });
 
   test('a comma-separated URL means quorum mode', () => {
     const b = pool.redis({ url: 'redis://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3', redisOptions: { lazyConnect: true } });
     expect(b.quorum).toBe(true);
-    expect(b.capabilities).toEqual({
-      listCandidates: true,
-      electionExists: true,
-      push: 'best-effort',
-      leaderPush: 'best-effort',
-      tokenFloor: true,
-      tokenClock: true,
-      leaderMetadata: RedisBackend.leaderMetadata,
-    });
+    expect(b.changes).toMatchObject({ delivery: 'best-effort', leaseEnds: false });
+    expect(b.leaderChanges).toMatchObject({ delivery: 'best-effort' });
+    expect(b.tokenFloor).toMatchObject({ followsClock: true });
+    expect(b.candidates).toBeDefined();
+    expect(b.admin).toBeDefined();
   });
 
-  test('listCandidates and watchLeader are there exactly when trackCandidates and publish declare them', () => {
+  test('the candidates and leaderChanges parts are there exactly with trackCandidates and publish', () => {
     const on = pool.redis({ url: 'redis://127.0.0.1:1', redisOptions: { lazyConnect: true } });
-    expect(typeof on.listCandidates).toBe('function');
-    expect(typeof on.watchLeader).toBe('function');
-    assertCapabilitiesConsistent(on);
+    expect(typeof on.candidates?.list).toBe('function');
+    expect(typeof on.leaderChanges?.watch).toBe('function');
     const off = pool.redis({ url: 'redis://127.0.0.1:1', trackCandidates: false, publish: false, redisOptions: { lazyConnect: true } });
-    expect(off.capabilities).toMatchObject({ listCandidates: false, leaderPush: 'none' });
-    expect(off.listCandidates).toBeUndefined();
-    expect(off.watchLeader).toBeUndefined();
-    assertCapabilitiesConsistent(off);
+    expect(off.candidates).toBeUndefined();
+    expect(off.leaderChanges).toBeUndefined();
   });
 
   test('names are validated in every method before any I/O', async () => {
@@ -85,7 +77,7 @@ describe('RedisBackend options', () => {
     expect(await code(b.getLeader(''))).toBe('INVALID_NAME');
     expect(await code(b.admin!.forceLeader('e', 'a', -1))).toBe('INVALID_OPTIONS');
     expect(await code(b.campaign({ election: 'e', candidateId: 'a', leaseMs: 1.5 }))).toBe('INVALID_OPTIONS');
-    expect(() => b.watch('bad/name', 'a', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
+    expect(() => b.changes!.watch('bad/name', 'a', () => undefined)).toThrow(expect.objectContaining({ code: 'INVALID_NAME' }));
   });
 });
 
@@ -194,7 +186,7 @@ describe('RedisBackend on one master', () => {
     const b = pool.redis({ url: SHARED_URL, keyPrefix: prefix });
     const election = uniqueName();
     let hints = 0;
-    const unwatch = b.watch(election, 'b', () => hints++);
+    const unwatch = b.changes!.watch(election, 'b', () => hints++);
     await waitFor(() => (b.subscriberClients()[0] as Redis | undefined)?.status === 'ready', 5000, 'the subscriber');
     await new Promise((r) => setTimeout(r, 100)); // SUBSCRIBE is sent right after ready
     const { token } = (await a.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number };
@@ -217,15 +209,15 @@ describe('RedisBackend on one master', () => {
     const prefix = uniquePrefix();
     const b = pool.redis({ url: SHARED_URL, keyPrefix: prefix });
     const names = Array.from({ length: 30 }, () => uniqueName());
-    expect(b.isWatching(names[0]!, 'b')).toBe(false);
-    const unwatch = names.map((election) => b.watch(election, 'b', () => undefined));
+    expect(b.changes!.isWatching!(names[0]!, 'b')).toBe(false);
+    const unwatch = names.map((election) => b.changes!.watch(election, 'b', () => undefined));
     const warnings: Error[] = [];
     const onWarning = (w: Error) => warnings.push(w);
     process.on('warning', onWarning);
     try {
       // Campaigns made before the SUBSCRIBEs are confirmed all wait on them: no listener per call.
       await Promise.all(names.map((election) => b.campaign({ election, candidateId: 'b', leaseMs: 5000 })));
-      await waitFor(() => names.every((election) => b.isWatching(election, 'b')), 5000, 'every subscription confirmed');
+      await waitFor(() => names.every((election) => b.changes!.isWatching!(election, 'b')), 5000, 'every subscription confirmed');
       const sub = b.subscriberClients()[0] as Redis;
       expect(sub.listenerCount('close')).toBeLessThan(5);
       await new Promise((r) => setImmediate(r));
@@ -234,13 +226,13 @@ describe('RedisBackend on one master', () => {
       const closed = new Promise((r) => sub.once('close', r));
       sub.stream.destroy();
       await closed;
-      expect(b.isWatching(names[0]!, 'b')).toBe(false);
-      await waitFor(() => names.every((election) => b.isWatching(election, 'b')), 10_000, 'confirmed again after the reconnect');
+      expect(b.changes!.isWatching!(names[0]!, 'b')).toBe(false);
+      await waitFor(() => names.every((election) => b.changes!.isWatching!(election, 'b')), 10_000, 'confirmed again after the reconnect');
       unwatch[0]!();
-      expect(b.isWatching(names[0]!, 'b')).toBe(false);
-      expect(b.isWatching(names[1]!, 'b')).toBe(true);
+      expect(b.changes!.isWatching!(names[0]!, 'b')).toBe(false);
+      expect(b.changes!.isWatching!(names[1]!, 'b')).toBe(true);
       await b.close();
-      expect(b.isWatching(names[1]!, 'b')).toBe(false);
+      expect(b.changes!.isWatching!(names[1]!, 'b')).toBe(false);
     } finally {
       process.off('warning', onWarning);
       unwatch.forEach((u) => u());
@@ -276,7 +268,7 @@ describe('RedisBackend on one master', () => {
     try {
       const b = new RedisBackend({ client, keyPrefix: uniquePrefix() });
       const election = uniqueName();
-      const unwatch = b.watch(election, 'a', () => undefined);
+      const unwatch = b.changes!.watch(election, 'a', () => undefined);
       await b.campaign({ election, candidateId: 'a', leaseMs: 1000 });
       unwatch();
       await b.close();

@@ -79,7 +79,7 @@ async function leaderAndFollower(url: string, follower: RedisBackendOptions = {}
   const b = elector(f.backend, election, 'b');
   await b.start();
   expect(b.isLeader()).toBe(false);
-  await waitFor(() => f.redis.isWatching(election, 'x'), 3000, "the follower's subscription to be confirmed");
+  await waitFor(() => f.redis.changes!.isWatching!(election, 'x'), 3000, "the follower's subscription to be confirmed");
   return { keyPrefix, election, a, b, leader, follower: f, freeze: frozen.freeze };
 }
 
@@ -118,7 +118,7 @@ describe('on a master that sends keyspace events (notify-keyspace-events Kgx)', 
     expect(follower.campaigns() - quiet0).toBe(0);
     // The subscriber connection goes away for good (no reconnect after a manual disconnect).
     (follower.redis.subscriberClients()[0] as Redis).disconnect();
-    await waitFor(() => !follower.redis.isWatching(election, 'x'), 1000, 'the subscription to be seen down');
+    await waitFor(() => !follower.redis.changes!.isWatching!(election, 'x'), 1000, 'the subscription to be seen down');
     const campaigns0 = follower.campaigns();
     await new Promise((r) => setTimeout(r, 3000));
     // Within a lease it looks again, then polls at retryMs (300 ms) while not watching.

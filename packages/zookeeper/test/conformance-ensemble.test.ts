@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 describeBackendConformance('zookeeper (3-server ensemble, one stopped)', {
-  capabilities: ZookeeperBackend.capabilities,
+  profile: { candidates: true, changes: 'reliable', leaseEnds: false, leaderChanges: 'reliable', tokenFloor: true, tokensFollowClock: false, leaderMetadata: { value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false } },
   create: async () => (await pool.proxied()).backend,
   freeze: (backend) => pool.proxyOf(backend).blackhole(),
 });

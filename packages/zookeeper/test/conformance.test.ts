@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describeBackendConformance('zookeeper', {
-  capabilities: ZookeeperBackend.capabilities,
+  profile: { candidates: true, changes: 'reliable', leaseEnds: false, leaderChanges: 'reliable', tokenFloor: true, tokensFollowClock: false, leaderMetadata: { value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false } },
   create: async () => (await pool.proxied()).backend,
   freeze: (backend) => pool.proxyOf(backend).blackhole(),
 });

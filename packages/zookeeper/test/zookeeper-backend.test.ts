@@ -123,7 +123,7 @@ describe('options', () => {
       await rejectsWith(backend.renew({ election: 'ok', candidateId: 'x', token: 1, leaseMs: 0 }), 'INVALID_OPTIONS');
       let thrown: unknown;
       try {
-        backend.watch('a/b', 'x', () => undefined);
+        backend.changes!.watch('a/b', 'x', () => undefined);
       } catch (err) {
         thrown = err;
       }
@@ -163,7 +163,7 @@ describe('the candidate queue', () => {
     const [a, b] = [pool.direct(), pool.direct()];
     const ra = await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
     let woken = 0;
-    const unwatch = b.watch(e, 'b', () => woken++);
+    const unwatch = b.changes!.watch(e, 'b', () => woken++);
     await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE });
     const aToken = leaderOf(ra).token;
     await a.release({ election: e, candidateId: 'a', token: aToken });
@@ -223,7 +223,7 @@ describe('the candidate queue', () => {
     const ra = await a.campaign({ election: e, candidateId: 'a', leaseMs: LEASE });
     await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE });
     let cWoken = 0;
-    c.watch(e, 'c', () => cWoken++);
+    c.changes!.watch(e, 'c', () => cWoken++);
     await c.campaign({ election: e, candidateId: 'c', leaseMs: LEASE });
     if (ra.role !== 'leader') throw new Error('a should lead');
 

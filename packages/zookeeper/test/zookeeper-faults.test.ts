@@ -38,8 +38,9 @@ function elector(backend: ElectionBackend, electionName: string, candidateId: st
 
 /** Counts the watch hints each candidate receives (instrumentation, not a mock). */
 function countHints(backend: ZookeeperBackend, counts: Map<string, number>): void {
-  const watch = backend.watch.bind(backend);
-  backend.watch = (e, id, onChange) =>
+  const changes = backend.changes;
+  const watch = changes.watch.bind(changes);
+  changes.watch = (e, id, onChange) =>
     watch(e, id, () => {
       // Electors watch under their instance id; count by candidate id.
       counts.set(candidateOf(id), (counts.get(candidateOf(id)) ?? 0) + 1);

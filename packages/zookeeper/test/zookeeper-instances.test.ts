@@ -138,7 +138,7 @@ describe('two instances of one candidate id', () => {
       await rejectsWith(backend.campaign({ election: e, candidateId: bad, leaseMs: LEASE }), 'INVALID_NAME');
       await rejectsWith(backend.renew({ election: e, candidateId: bad, token: 1, leaseMs: LEASE }), 'INVALID_NAME');
       await rejectsWith(backend.release({ election: e, candidateId: bad }), 'INVALID_NAME');
-      await rejectsWith(Promise.resolve().then(() => backend.watch(e, bad, () => {})), 'INVALID_NAME');
+      await rejectsWith(Promise.resolve().then(() => backend.changes!.watch(e, bad, () => {})), 'INVALID_NAME');
     }
     // Bare candidate ids are still instance ids of their own (an older core, admin tools).
     expect((await backend.campaign({ election: e, candidateId: 'web', leaseMs: LEASE })).role).toBe('leader');

@@ -81,11 +81,11 @@ describe('ZooKeeper: the session follows the lease', () => {
     const backend = pool.direct(noSessionOption);
     expect(await backend.getLeader(election)).toBeNull();
         // The read-only default (15 s, or the server's maxSessionTimeout if lower).
-    expect(backend.staleLeaderMs()).toBeGreaterThan(LEASE);
+    expect(backend.staleLeaderMs).toBeGreaterThan(LEASE);
 
     const result = await backend.campaign({ election, candidateId: 'a 1', leaseMs: LEASE });
     expect(result.role).toBe('leader');
-    expect(backend.staleLeaderMs()).toBe(LEASE);
+    expect(backend.staleLeaderMs).toBe(LEASE);
     expect(await backend.getLeader(election)).toMatchObject({ candidateId: 'a' });
     expect(codes()).toEqual([]);
   }, 30_000);
@@ -106,7 +106,7 @@ describe('ZooKeeper: the session follows the lease', () => {
     const backend = new ZookeeperBackend({ connect: server!.connect, requestTimeoutMs: REQUEST_TIMEOUT_MS });
     try {
       await backend.campaign({ election, candidateId: 'a 1', leaseMs: TICK_MS });
-      expect(backend.staleLeaderMs()).toBe(2 * TICK_MS);
+      expect(backend.staleLeaderMs).toBe(2 * TICK_MS);
       expect(codes()).toEqual(['CONCLAVE_ZOOKEEPER_SESSION_CLAMPED']);
       expect(warnings[0]!.message).toContain(`${2 * TICK_MS} ms session where ${TICK_MS} ms was asked`);
     } finally {

@@ -88,7 +88,7 @@ describe('ZooKeeper token floor', () => {
     leaderOf(await b.campaign({ election: e, candidateId: 'b', leaseMs: LEASE }));
     await new Promise((r) => setTimeout(r, 100));
     let woken = 0;
-    const unwatch = b.watch(e, 'b', () => woken++);
+    const unwatch = b.changes!.watch(e, 'b', () => woken++);
     try {
       await a.admin!.clearLeader(e);
       const started = Date.now();
