@@ -171,11 +171,11 @@ describe(`fuzzed inputs (seed ${SEED})`, () => {
       case 'release':
         return b.release!({ election, candidateId });
       case 'forceLeader':
-        return b.forceLeader!(election, candidateId, leaseMs);
+        return backend.admin!.forceLeader(election as string, candidateId as string, leaseMs as number);
       case 'getLeader':
         return b.getLeader!(election);
       default:
-        return b.clearLeader!(election);
+        return backend.admin!.clearLeader(election as string);
     }
   }
 
