@@ -84,12 +84,21 @@ describe('what a backend package still registers outside its folder', () => {
     expect(referenced).toEqual(expected);
   });
 
-  test('the command depends on every published backend package and on the drivers they take as peers', () => {
-    const cli = readJson<{ dependencies: Record<string, string> }>(join(ROOT, 'packages', 'cli', 'package.json'));
+  test('the command depends on every published backend package and takes their drivers as optional peers, none as a dependency', () => {
+    type PeerMeta = { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+    const cli = readJson<PeerMeta & { dependencies: Record<string, string>; peerDependencies?: Record<string, string> }>(join(ROOT, 'packages', 'cli', 'package.json'));
     const backends = manifests.filter((m) => m.conclave?.backend !== undefined && !m.private && !m.conclave.inProgress);
-    const needed = backends.flatMap((m) => [m.name, ...Object.keys(m.peerDependencies ?? {}).filter((peer) => !peer.startsWith('@conclave/'))]);
-    expect(needed).toContain('@conclave/redis');
-    expect([...new Set(needed)].filter((name) => cli.dependencies[name] === undefined)).toEqual([]);
+    const driversOf = (m: (typeof backends)[number]) => Object.keys(m.peerDependencies ?? {}).filter((peer) => !peer.startsWith('@conclave/') && !peer.startsWith('@types/'));
+    expect(backends.map((m) => m.name)).toContain('@conclave/redis');
+    expect(backends.map((m) => m.name).filter((name) => cli.dependencies[name] === undefined)).toEqual([]);
+    const drivers = [...new Set(backends.flatMap(driversOf))];
+    expect(drivers).toEqual(expect.arrayContaining(['mysql2', 'ioredis', 'etcd3']));
+    // A driver the command depended on would be installed with it; one it did not declare would go unchecked.
+    expect(drivers.filter((d) => cli.dependencies[d] !== undefined)).toEqual([]);
+    expect(drivers.filter((d) => cli.peerDependencies?.[d] === undefined || cli.peerDependenciesMeta?.[d]?.optional !== true)).toEqual([]);
+    // npm installs a dependency's required peers: a backend's driver must be optional there too.
+    const required = backends.flatMap((m) => driversOf(m).filter((d) => (m as PeerMeta).peerDependenciesMeta?.[d]?.optional !== true).map((d) => `${m.name}: ${d}`));
+    expect(required).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { memoryProvider } from '@conclave/core';
 import { isBackendProvider, type BackendProvider } from '@conclave/core/spi';
+import { driverMissingProvider, missingDrivers } from './backend-drivers';
 import { installedBackendPackages, type BackendPackage } from './installed-backends';
 
 /**
@@ -8,9 +9,23 @@ import { installedBackendPackages, type BackendPackage } from './installed-backe
  * one (`installedBackendPackages`). Nothing here names a backend: a package registers by
  * declaring `"conclave": { "backend": "<kind>" }` in its package.json and exporting the provider
  * of that kind. Each package is loaded now, its driver only when a backend first connects (see
- * `loadedOnFirstUse` in core), so that the help and a usage error stay quick.
+ * `loadedOnFirstUse` in core), so that the help and a usage error stay quick. A backend whose
+ * driver is not installed is still listed, and refuses its URLs naming what to install.
  */
-export const BACKEND_PROVIDERS: readonly BackendProvider[] = [memoryProvider, ...installedBackendPackages(__dirname).map(loadProvider)];
+export const BACKEND_PROVIDERS: readonly BackendProvider[] = [memoryProvider, ...installedBackendPackages(__dirname).map(providerOf)];
+
+/** The provider of `pkg`, or one that names its missing drivers (see `driverMissingProvider`). */
+function providerOf(pkg: BackendPackage): BackendProvider {
+  const missing = missingDrivers(pkg);
+  if (missing.length === 0) return loadProvider(pkg);
+  let loaded: BackendProvider | undefined;
+  try {
+    loaded = loadProvider(pkg);
+  } catch {
+    // A package that loads its driver at once: known by its kind until the driver is installed.
+  }
+  return driverMissingProvider(pkg, missing, loaded);
+}
 
 /** The provider of the kind `pkg` declares, from its main entry; throws naming the package when there is none. */
 function loadProvider(pkg: BackendPackage): BackendProvider {

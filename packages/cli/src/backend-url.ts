@@ -67,7 +67,5 @@ function sameUrl(a: string, b: string): boolean {
   return normal(a) === normal(b);
 }
 
-export { ZOOKEEPER_URL_PARAMETERS, parseZookeeperUrl } from '@conclave/zookeeper';
-
 /** The URL with any password hidden (see `redactUrl` in `@conclave/core`). */
 export { redactUrl };

@@ -55,6 +55,7 @@ export function exitCodeFor(err: unknown): number {
       case 'INVALID_NAME':
       case 'INVALID_URL':
       case 'NOT_SUPPORTED':
+      case 'DRIVER_MISSING':
         return EXIT.USAGE;
       default:
         return EXIT.BACKEND;

@@ -9,6 +9,13 @@ export interface BackendPackage {
   readonly kind: string;
   /** The backend packages among its peer dependencies: those a backend built over others (a migration) uses. */
   readonly builtOver: readonly string[];
+  /**
+   * Its drivers: the other peer dependencies, type packages left out (`mysql2`; `etcd3` and
+   * `@grpc/grpc-js`). The command installs none of them: see `missingDrivers`.
+   */
+  readonly drivers: readonly string[];
+  /** The folder it is installed in, from which its own `require` calls resolve. */
+  readonly dir: string;
 }
 
 /** What is read of a package.json here. */
@@ -28,26 +35,30 @@ interface Manifest {
  * Reads package.json files only: loading the packages is the caller's choice.
  */
 export function installedBackendPackages(fromDir: string): BackendPackage[] {
-  const manifests = new Map<string, Manifest>();
+  const manifests = new Map<string, { manifest: Manifest; dir: string }>();
   for (const scope of scopeFolders(fromDir)) {
     for (const entry of existsSync(scope) ? readdirSync(scope).sort() : []) {
       const file = join(scope, entry, 'package.json');
       if (!existsSync(file)) continue; // not a package (a stray folder, a dangling link)
       const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
-      if (manifest.name && !manifests.has(manifest.name)) manifests.set(manifest.name, manifest);
+      if (manifest.name && !manifests.has(manifest.name)) manifests.set(manifest.name, { manifest, dir: join(scope, entry) });
     }
   }
   const backends = [...manifests.values()].filter(
-    (m): m is Manifest & { name: string; conclave: { backend: string } } => typeof m.conclave?.backend === 'string' && !m.conclave.inProgress,
+    (found): found is { manifest: Manifest & { name: string; conclave: { backend: string } }; dir: string } =>
+      typeof found.manifest.conclave?.backend === 'string' && !found.manifest.conclave.inProgress,
   );
-  const names = new Set(backends.map((m) => m.name));
-  const packages = backends.map(
-    (m): BackendPackage => ({
+  const names = new Set(backends.map(({ manifest }) => manifest.name));
+  const packages = backends.map(({ manifest: m, dir }): BackendPackage => {
+    const peers = Object.keys(m.peerDependencies ?? {});
+    return {
       name: m.name,
       kind: m.conclave.backend,
-      builtOver: Object.keys(m.peerDependencies ?? {}).filter((peer) => names.has(peer)),
-    }),
-  );
+      builtOver: peers.filter((peer) => names.has(peer)),
+      drivers: peers.filter((peer) => !peer.startsWith('@conclave/') && !peer.startsWith('@types/')),
+      dir,
+    };
+  });
   // A backend over others is listed after the plain ones: its URLs hold theirs.
   const rank = (p: BackendPackage) => (p.builtOver.length > 0 ? 1 : 0);
   return packages.sort((a, b) => rank(a) - rank(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -1,6 +1,7 @@
 import { isConclaveError } from '@conclave/core';
 import { thrown } from '@conclave/test-harness';
-import { createBackend, parseZookeeperUrl } from '../src/backend-url';
+import { parseZookeeperUrl } from '@conclave/zookeeper';
+import { createBackend } from '../src/backend-url';
 
 /** Backend URLs taken apart in-process (no server): ZooKeeper's parameters, the user info's edges. */
 

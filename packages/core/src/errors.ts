@@ -24,6 +24,9 @@
  * - `ABORTED`: the `signal` given to `waitForLeadership` or `runOnce` was aborted before this
  *   candidate was elected; `cause` is the signal's reason.
  * - `STOPPED`: the Elector was stopped (or never started) while `waitForLeadership` waited.
+ * - `DRIVER_MISSING`: a backend's database driver (an optional peer dependency of its package:
+ *   `mysql2`, `pg`, `ioredis`, `node-zookeeper-client`, `etcd3`) is not installed where that
+ *   package can load it; the message names what to install (before any I/O).
  */
 export type ConclaveErrorCode =
   | 'INVALID_OPTIONS'
@@ -39,7 +42,8 @@ export type ConclaveErrorCode =
   | 'MIGRATION_CONFLICT'
   | 'TIMEOUT'
   | 'ABORTED'
-  | 'STOPPED';
+  | 'STOPPED'
+  | 'DRIVER_MISSING';
 
 export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'INVALID_OPTIONS',
@@ -56,6 +60,7 @@ export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'TIMEOUT',
   'ABORTED',
   'STOPPED',
+  'DRIVER_MISSING',
 ];
 
 export interface ConclaveErrorDetails {
