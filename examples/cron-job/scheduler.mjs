@@ -7,7 +7,8 @@ import { RedisBackend } from '@conclave/redis';
 
 const url = process.env.CONCLAVE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const election = process.env.ELECTION ?? 'example-report';
-const pattern = process.env.SCHEDULE ?? '*/2 * * * * *'; // every 2 s (croner takes a seconds field)
+const pattern = process.env.SCHEDULE ?? '*/5 * * * * *'; // every 5 s (croner takes a seconds field)
+const holdMs = Number(process.env.HOLD_MS ?? 2_000);
 const host = process.env.HOST_NAME ?? `${process.pid}`;
 
 const backend = new RedisBackend({ url });
@@ -22,7 +23,7 @@ const job = new Cron(pattern, { protect: true }, async () => {
   const tick = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
   const elector = new Elector({ backend, election, leaseMs: 3_000, logger: null });
   // Hold longer than the spread of the hosts' start times, shorter than the schedule's interval.
-  const outcome = await runOnce(elector, ({ token }) => report(tick, token), { holdAtLeastMs: 1_000 });
+  const outcome = await runOnce(elector, ({ token }) => report(tick, token), { holdAtLeastMs: holdMs });
   if (!outcome.ran) console.log(`skipped tick ${tick} on ${host}: another host runs it`);
 });
 

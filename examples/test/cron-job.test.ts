@@ -26,12 +26,15 @@ describe('examples/cron-job', () => {
   test('three hosts on one schedule: every tick runs on exactly one host', async () => {
     const election = uniqueElection('example-cron');
     for (const host of ['a', 'b', 'c']) {
-      processes.push(startExample('cron-job/scheduler.mjs', { HOST_NAME: host, ELECTION: election, CONCLAVE_REDIS_URL: REDIS_URL }));
+      // Every 3 s, holding 2 s: a host that fires up to 2 s late still finds the tick taken.
+      processes.push(
+        startExample('cron-job/scheduler.mjs', { HOST_NAME: host, ELECTION: election, CONCLAVE_REDIS_URL: REDIS_URL, SCHEDULE: '*/3 * * * * *', HOLD_MS: '2000' }),
+      );
     }
-    // Three ticks decided on every host (each host prints "ran" or "skipped" per tick).
+    // Two ticks decided on every host (each host prints "ran" or "skipped" per tick).
     const decided = (p: ExampleProcess) => p.lines.filter((l) => /^(ran|skipped) tick/.test(l)).length;
     const deadline = Date.now() + 12_000;
-    while (processes.some((p) => decided(p) < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (processes.some((p) => decided(p) < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await killAll(processes);
 
     const runsPerTick = new Map<string, number>();
@@ -42,7 +45,7 @@ describe('examples/cron-job', () => {
       allTicks.add(m[2]!);
       if (m[1] === 'ran') runsPerTick.set(m[2]!, (runsPerTick.get(m[2]!) ?? 0) + 1);
     }
-    expect(allTicks.size).toBeGreaterThanOrEqual(3);
+    expect(allTicks.size).toBeGreaterThanOrEqual(2);
     for (const tick of allTicks) expect([tick, runsPerTick.get(tick) ?? 0]).toEqual([tick, 1]);
   }, 20_000);
 

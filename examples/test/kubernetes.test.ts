@@ -3,7 +3,7 @@ import { startExample, killAll, uniqueElection, type ExampleProcess } from './ex
 
 const BASE_PORT = 19_000 + (process.pid % 1000) * 2;
 /** The worker's lease is the default (10 s): a take-over much sooner proves a release, not an expiry. */
-const HAND_OVER_LIMIT_MS = 3_000;
+const HAND_OVER_LIMIT_MS = 5_000;
 
 describe('examples/kubernetes', () => {
   const processes: ExampleProcess[] = [];
