@@ -18,7 +18,7 @@ function inProgressPackages() {
  */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/test-harness', '<rootDir>/scripts'],
+  roots: ['<rootDir>/packages', '<rootDir>/test-harness', '<rootDir>/scripts', '<rootDir>/examples'],
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Elector, MemoryBackend, MemoryStore } from '@conclave/core';
 
+/** Options of `runDemo`. */
 export interface DemoOptions {
   /** Lease of the demo's candidates, ms. Default 1000, so a crash take-over is quick to watch. */
   leaseMs?: number;
@@ -8,9 +9,13 @@ export interface DemoOptions {
   write?: (line: string) => void;
 }
 
+/** What `runDemo` measured. */
 export interface DemoResult {
+  /** From the leader's `stop()` to the next leader's election, ms. */
   gracefulHandoverMs: number;
+  /** From the leader's crash to the next leader's election, ms (about a lease). */
   crashTakeoverMs: number;
+  /** The candidates' lease, ms. */
   leaseMs: number;
 }
 

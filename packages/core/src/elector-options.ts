@@ -7,6 +7,10 @@ import type { ElectorMetricsOptions } from './metrics';
 import { assertOptionKeys, optionKeys } from './option-keys';
 import { assertCandidateId, assertElectionName, assertLeaderValue, assertPositiveInteger, describe } from './validation';
 
+/**
+ * Options of `new Elector(options)`. Checked before any I/O: an unknown key or an invalid value
+ * throws `ConclaveError` with code `INVALID_OPTIONS` (or `INVALID_NAME` for names). Durations in ms.
+ */
 export interface ElectorOptions {
   /** Where the election is held. Required. */
   backend: ElectionBackend;
@@ -73,6 +77,7 @@ export interface ResolvedElectorOptions {
   metrics: ElectorMetricsOptions;
 }
 
+/** The default `leaseMs`, ms. */
 export const DEFAULT_LEASE_MS = 10_000;
 
 /** A readable id that is unique per Elector: `hostname:pid:6 hex chars`. */

@@ -4,6 +4,10 @@
  * needs the shapes (backends, helpers, tests) need not pull the Elector in.
  */
 
+/**
+ * An Elector's role: `stopped` (not started, or stopped), `follower` (campaigning, someone else
+ * leads or nobody does yet), `leader`, or `paused` (started, not campaigning).
+ */
 export type Role = 'stopped' | 'follower' | 'leader' | 'paused';
 
 /** Why leadership was given up. */
@@ -19,7 +23,9 @@ export type RevokeReason =
   /** The backend said another candidate holds the lease (taken over, forced or cleared). */
   | 'lease-lost';
 
+/** A snapshot of an Elector's leadership: `elector.state`, and what `state$` emits. */
 export interface LeadershipState {
+  /** This Elector's role. */
   role: Role;
   /** Who leads, as far as this candidate can see; `null` when unknown or nobody. */
   leaderId: string | null;
@@ -29,13 +35,19 @@ export interface LeadershipState {
   reason?: RevokeReason;
 }
 
+/** Emitted by `elected$` when this candidate becomes leader. */
 export interface ElectedEvent {
+  /** The new term's fencing token. */
   token: number;
+  /** Always `acquired`: the candidate took the lease. */
   reason: 'acquired';
 }
 
+/** Emitted by `revoked$` when a term of this candidate ends. */
 export interface RevokedEvent {
+  /** The token of the term that ended. */
   token: number;
+  /** Why it ended. */
   reason: RevokeReason;
 }
 
@@ -47,11 +59,17 @@ export interface LeaseContext {
   signal: AbortSignal;
 }
 
+/**
+ * A task given to `whileLeader`: called at the start of each term; it should return (or settle)
+ * soon after `lease.signal` aborts.
+ */
 export type LeaderTask = (lease: LeaseContext) => Promise<void> | void;
 
 /** What `health()` reports; `ok` is what a liveness probe should look at. */
 export interface ElectorHealth {
+  /** False when a leader is past its deadline, the backend refuses this Elector or has not answered for a lease; see `problem`. */
   ok: boolean;
+  /** This Elector's role. */
   role: Role;
   /** Time left before the leader's deadline, ms; `null` when not leading. */
   leaseRemainingMs: number | null;

@@ -13,18 +13,26 @@ import { runOnce, type OnceTask, type RunOnceOptions, type RunOnceResult } from 
 import { waitForLeadership, type WaitForLeadershipOptions } from './wait-for-leadership';
 
 /**
- * One candidate in one election. See the README for the contract; in brief:
- * `start()` campaigns, `isLeader()` answers synchronously and turns false on the monotonic
- * clock before the lease can end on the server, `stop()` releases.
+ * One candidate in one election. `start()` campaigns; `isLeader()` answers synchronously and
+ * turns false on this process's monotonic clock before the lease can end on the server; every
+ * term carries a fencing `token` that strictly increases with every change of leader; `stop()`
+ * releases, so another candidate leads at once. Leadership is also a set of RxJS streams
+ * (`state$`, `isLeader$`, `leader$`, `elected$`, `revoked$`), and `whileLeader`,
+ * `waitForLeadership` and `runOnce` cover the usual shapes of work done by one copy of a service.
  *
- * Internally it is one state machine: elector-machine.ts decides (a pure transition function
- * from state and event to the next state and the effects), elector-driver.ts performs the effects
- * (one backend call at a time, a timer for the next call, a second timer that ends the term at its
- * deadline whether or not the backend ever answers, the streams) and feeds back what comes of
- * them; elector-pacing.ts says when each call comes.
+ * ```ts
+ * const elector = new Elector({ backend, election: 'billing-cron' });
+ * elector.whileLeader(async ({ token, signal }) => { await work(token, signal); });
+ * await elector.start();
+ * ```
  */
+// Internally one state machine: elector-machine.ts decides (a pure transition function from state
+// and event to the next state and the effects), elector-driver.ts performs the effects and feeds
+// back what comes of them; elector-pacing.ts says when each call comes.
 export class Elector {
+  /** The election's name, as given in the options. */
   readonly election: string;
+  /** This candidate's id, as given in the options or the default `hostname:pid:random`. */
   readonly candidateId: string;
   /**
    * What this Elector holds leases under: `candidateId`, a space and a nonce no other Elector of
@@ -33,14 +41,30 @@ export class Elector {
    * batch their calls into one statement per holder (see instance-id.ts).
    */
   readonly instanceId: string;
+  /** The options with their defaults filled in (`renewMs`, `retryMs`, `safetyMarginMs`, …). */
   readonly options: Readonly<ResolvedElectorOptions>;
 
   private readonly driver: ElectorDriver;
 
+  /**
+   * Every change of `state` (role, leader, token, reason). Replays the current state to a new
+   * subscriber and never emits the same state twice in a row.
+   */
   readonly state$: Observable<LeadershipState>;
+  /**
+   * Whether this candidate leads: true when a term starts, false when it ends (on this process's
+   * monotonic clock, at the latest at the term's deadline). Replays the current value; emits
+   * changes only.
+   */
   readonly isLeader$: Observable<boolean>;
+  /**
+   * Who leads, as far as this candidate can see (a candidate id, or `null` when nobody or not
+   * known). Replays the current value; emits changes only.
+   */
   readonly leader$: Observable<string | null>;
+  /** One event each time this candidate becomes leader, with the new term's token. Does not replay. */
   readonly elected$: Observable<ElectedEvent>;
+  /** One event each time a term of this candidate ends, with its token and why. Does not replay. */
   readonly revoked$: Observable<RevokedEvent>;
   /**
    * Changes of `backendState` (`connected`, `suspended`, `lost`, `reconnected`), judged from the

@@ -45,6 +45,7 @@ export type ConclaveErrorCode =
   | 'STOPPED'
   | 'DRIVER_MISSING';
 
+/** Every `ConclaveErrorCode`, in the order of their description. */
 export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'INVALID_OPTIONS',
   'INVALID_NAME',
@@ -63,6 +64,7 @@ export const CONCLAVE_ERROR_CODES: readonly ConclaveErrorCode[] = [
   'DRIVER_MISSING',
 ];
 
+/** Where an error happened, and what caused it: the third argument of `new ConclaveError`. */
 export interface ConclaveErrorDetails {
   /** The election concerned, when there is one; it is also put in the message. */
   election?: string;
@@ -74,9 +76,13 @@ export interface ConclaveErrorDetails {
 
 /** The one error class conclave throws. `code` is stable; `cause` keeps the driver's error. */
 export class ConclaveError extends Error {
+  /** Always `ConclaveError`. */
   override readonly name = 'ConclaveError';
+  /** What went wrong; stable across releases (see `ConclaveErrorCode`). */
   readonly code: ConclaveErrorCode;
+  /** The election concerned, when there is one. */
   readonly election: string | undefined;
+  /** The backend kind concerned (`mysql`, `redis`, …), when there is one. */
   readonly backend: string | undefined;
 
   constructor(code: ConclaveErrorCode, message: string, details: ConclaveErrorDetails = {}) {
@@ -93,6 +99,7 @@ export class ConclaveError extends Error {
   }
 }
 
+/** Whether `value` is a `ConclaveError`, and, when `code` is given, one with that code. */
 export function isConclaveError(value: unknown, code?: ConclaveErrorCode): value is ConclaveError {
   return value instanceof ConclaveError && (code === undefined || value.code === code);
 }

@@ -2,6 +2,8 @@
  * `@conclave/core`: what a service calls — the Elector and its streams, runOnce, the shutdown
  * hook, errors, loggers, metrics options, MemoryBackend, and createBackend for URLs. Writing a
  * backend, or a wrapper of one, takes `@conclave/core/spi`.
+ *
+ * @module @conclave/core
  */
 export { Elector } from './elector';
 export type {

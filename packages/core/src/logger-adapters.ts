@@ -5,17 +5,25 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 /** What conclave calls on a winston logger: `logger.warn(message, meta)`. */
 export interface WinstonLike {
+  /** Logs at debug level. */
   debug(message: string, meta: object): unknown;
+  /** Logs at info level. */
   info(message: string, meta: object): unknown;
+  /** Logs at warn level. */
   warn(message: string, meta: object): unknown;
+  /** Logs at error level. */
   error(message: string, meta: object): unknown;
 }
 
 /** What conclave calls on a bunyan logger: `logger.warn(fields, message)`, as on pino. */
 export interface BunyanLike {
+  /** Logs at debug level. */
   debug(fields: object, message: string): unknown;
+  /** Logs at info level. */
   info(fields: object, message: string): unknown;
+  /** Logs at warn level. */
   warn(fields: object, message: string): unknown;
+  /** Logs at error level. */
   error(fields: object, message: string): unknown;
 }
 

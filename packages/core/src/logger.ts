@@ -7,9 +7,13 @@ import { redactText } from './redact-url';
  * logger without serializers with `fromBunyan`, or they lose the message or the error.
  */
 export interface Logger {
+  /** Logs an entry at debug level; `context` names the election, candidate and backend, and `err` when there is one. */
   debug(context: object, message: string): void;
+  /** Logs an entry at info level (same `context`). */
   info(context: object, message: string): void;
+  /** Logs an entry at warn level (same `context`): failures, on the first and then at powers of two. */
   warn(context: object, message: string): void;
+  /** Logs an entry at error level (same `context`). */
   error(context: object, message: string): void;
 }
 

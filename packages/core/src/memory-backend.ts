@@ -25,6 +25,7 @@ import { forceAfterRevocation, isTombstone, tombstoneGraceMs, tombstoneHolder, t
 /** How long a forceLeader tombstone outlives the revoked lease, ms (see revocation.ts). */
 const FORCE_GRACE_MS = 1000;
 
+/** Options of `new MemoryBackend(options)`. */
 export interface MemoryBackendOptions {
   /** Lease given by `forceLeader` when none is passed, ms. Default 10 000. */
   defaultLeaseMs?: number;
@@ -40,6 +41,7 @@ const MEMORY_BACKEND_OPTION_KEYS = optionKeys<MemoryBackendOptions>({ defaultLea
 
 /** The in-memory "server": elections, leases and tokens. Share it between MemoryBackends. */
 export class MemoryStore {
+  /** The elections, by name (for tests that look inside). */
   readonly elections = new Map<string, ElectionRecord>();
 }
 
@@ -94,6 +96,7 @@ export class MemoryBackend implements ElectionBackend {
   readonly tokenFloor: TokenFloor = { raise: (election, token) => this.raiseTokenFloor(election, token), followsClock: false };
   readonly leaderMetadata: LeaderMetadataKept = { value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: true };
 
+  /** The store this backend is connected to: pass it to another MemoryBackend to share the elections. */
   readonly store: MemoryStore;
   private readonly defaultLeaseMs: number;
   private readonly unwatches = new Set<() => void>();

@@ -40,13 +40,26 @@ interface InstrumentOptions {
  * provider of any SDK version fits, whichever copy of `@opentelemetry/api` its types come from.
  */
 export interface MeterProviderLike {
+  /** Returns the meter conclave creates its instruments on (`@conclave/core`, with its version). */
   getMeter(name: string, version?: string): {
-    createCounter(name: string, options?: InstrumentOptions): { add(value: number, attributes?: Attributes): void };
-    createHistogram(name: string, options?: InstrumentOptions): { record(value: number, attributes?: Attributes): void };
+    /** Creates the transitions counter. */
+    createCounter(name: string, options?: InstrumentOptions): {
+      /** Counts `value` with these attributes. */
+      add(value: number, attributes?: Attributes): void;
+    };
+    /** Creates the backend call duration histogram. */
+    createHistogram(name: string, options?: InstrumentOptions): {
+      /** Records one duration, seconds. */
+      record(value: number, attributes?: Attributes): void;
+    };
+    /** Creates the lease remaining gauge. */
     createObservableGauge(
       name: string,
       options?: InstrumentOptions,
-    ): { addCallback(callback: (result: { observe(value: number, attributes?: Attributes): void }) => void): void };
+    ): {
+      /** Registers the callback that observes the gauge at each collection. */
+      addCallback(callback: (result: { observe(value: number, attributes?: Attributes): void }) => void): void;
+    };
   };
 }
 

@@ -7,6 +7,7 @@ import { trackTermWork } from './term-work';
 import { assertOptionKeys, optionKeys } from './option-keys';
 import { assertDelayMs, assertSignal } from './wait-for-leadership';
 
+/** Options of `runOnce`: how long to wait to be elected, how long to hold the lease. Durations in ms. */
 export interface RunOnceOptions {
   /**
    * How long to try to be elected, ms. 0 (the default) tries once: the first campaign the
@@ -29,8 +30,20 @@ export interface RunOnceOptions {
 
 const RUN_ONCE_OPTION_KEYS = optionKeys<RunOnceOptions>({ waitMs: true, holdAtLeastMs: true, signal: true });
 
-export type RunOnceResult<T> = { ran: true; result: T } | { ran: false };
+/** What `runOnce` resolves with: whether this candidate ran the task, and what the task returned. */
+export type RunOnceResult<T> =
+  | {
+      /** This candidate was elected and ran the task. */
+      ran: true;
+      /** What the task returned (awaited). */
+      result: T;
+    }
+  | {
+      /** Another candidate led: the task did not run here. */
+      ran: false;
+    };
 
+/** The task given to `runOnce`: called once, with the term's token and a signal that aborts when the term ends. */
 export type OnceTask<T> = (lease: LeaseContext) => Promise<T> | T;
 
 /** How often to look whether a failed campaign has been answered since, ms. */

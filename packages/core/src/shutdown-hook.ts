@@ -6,6 +6,7 @@ import { assertPositiveInteger, describe } from './validation';
 /** The exit code of a second signal during the shutdown (as a shell reports an interrupt). */
 export const FORCED_EXIT_CODE = 130;
 
+/** Options of `installShutdownHook(electors, options)`. */
 export interface ShutdownHookOptions {
   /** Signals that trigger the shutdown. Default SIGTERM and SIGINT. */
   signals?: NodeJS.Signals[];

@@ -6,6 +6,7 @@ import { describe } from './validation';
 /** The longest delay a Node timer keeps (about 24.8 days); longer ones would fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** Options of `elector.waitForLeadership(options)`. */
 export interface WaitForLeadershipOptions {
   /** Longest wait, ms: a whole number from 0 (only look) to MAX_TIMER_MS. Default: no limit. */
   timeoutMs?: number;

@@ -23,6 +23,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
+  type LeaderMetadataKept,
 } from '@conclave/core/spi';
 import { resolveEtcdOptions, type EtcdBackendOptions, type EtcdClient } from './etcd-options';
 import { openEtcdClient } from './etcd-client';
@@ -86,7 +87,8 @@ export class EtcdBackend implements ElectionBackend {
   readonly kind = KIND;
   // The value is in the leader's key; etcd keeps no times a client could read as server time,
   // and create revisions do not count terms.
-  readonly leaderMetadata = Object.freeze({ value: true, since: false, renewedAt: false, leaseEndsAt: false, transitions: false });
+  /** Which leader fields `getLeader()` reports (see `LeaderMetadataKept`). */
+  readonly leaderMetadata: LeaderMetadataKept = Object.freeze({ value: true, since: false, renewedAt: false, leaseEndsAt: false, transitions: false });
   readonly admin: BackendAdmin = {
     forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
     clearLeader: (election) => this.clearLeader(election),

@@ -8,9 +8,13 @@ const KIND = 'etcd';
  * so that a client from another copy of `etcd3` fits too; an `Etcd3` from `new Etcd3({ hosts })` does.
  */
 export interface EtcdClient {
+  /** The etcd3 client's KV service. */
   readonly kv: unknown;
+  /** The etcd3 client's Lease service. */
   readonly leaseClient: unknown;
+  /** The etcd3 client's Watch service. */
   readonly watchClient: unknown;
+  /** Closes the client (never called on a client you own). */
   close(): void;
 }
 
@@ -30,6 +34,7 @@ interface CommonOptions {
 
 /** Use an `Etcd3` client you own: the backend never closes it. */
 export interface EtcdClientOptions extends CommonOptions {
+  /** An `Etcd3` client from the `etcd3` package. */
   client: EtcdClient;
 }
 
@@ -38,14 +43,22 @@ export interface EtcdHostsOptions extends CommonOptions {
   /** Client URLs or `host:port` of the members, e.g. `['127.0.0.1:2379']`. */
   hosts: string[];
   /** etcd user and password (etcd's authentication), when the cluster has it enabled. */
-  auth?: { username: string; password: string };
+  auth?: {
+    /** The etcd user. */
+    username: string;
+    /** Its password (never logged). */
+    password: string;
+  };
 }
 
+/** Options of `new EtcdBackend(options)`: a client you own, or the members' hosts (then the backend owns the client). */
 export type EtcdBackendOptions = EtcdClientOptions | EtcdHostsOptions;
 
 const ETCD_OPTION_KEYS = optionKeys<EtcdBackendOptions>({ client: true, hosts: true, auth: true, prefix: true, requestTimeoutMs: true });
 
+/** The default `prefix` of the election keys. */
 export const DEFAULT_PREFIX = 'conclave/';
+/** The default `requestTimeoutMs`, ms. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
 export type ResolvedEtcdOptions =

@@ -70,8 +70,11 @@ export class MigratingBackend implements ElectionBackend {
   readonly leaderChanges: LeaderFeed | undefined;
   readonly tokenFloor: TokenFloor | undefined;
   readonly leaderMetadata: LeaderMetadataKept | undefined;
+  /** This process's phase of the migration. */
   readonly phase: MigrationPhase;
+  /** The backend the election is moving away from. */
   readonly from: ElectionBackend;
+  /** The backend the election is moving to. */
   readonly to: ElectionBackend;
 
   private readonly closeBackends: boolean;

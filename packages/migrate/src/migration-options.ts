@@ -15,13 +15,16 @@ import { assertOptionKeys, describeValue, optionKeys, type ElectionBackend } fro
  */
 export type MigrationPhase = 'from-only' | 'dual' | 'to-only';
 
+/** The phases, in the order a migration goes through them. */
 export const MIGRATION_PHASES: readonly MigrationPhase[] = ['from-only', 'dual', 'to-only'];
 
+/** Options of `new MigratingBackend(options)`: the two backends and this process's phase. */
 export interface MigratingBackendOptions {
   /** The backend the election is moving away from (e.g. ZooKeeper). */
   from: ElectionBackend;
   /** The backend the election is moving to (e.g. MySQL). */
   to: ElectionBackend;
+  /** This process's phase: `from-only`, `dual` or `to-only` (see `MigrationPhase`). */
   phase: MigrationPhase;
   /**
    * Close `from` and `to` in `close()`. Default true: the migrating backend owns the two

@@ -1,3 +1,9 @@
+/**
+ * Leader election on MySQL or MariaDB: one row per election in an InnoDB table, leases measured
+ * with the server's `NOW(3)`, named locks that wake followers at once. Start with `MysqlBackend`.
+ *
+ * @module @conclave/mysql
+ */
 export { MysqlBackend } from './mysql-backend';
 export { DEFAULT_TABLE, MYSQL_URI_PARAMETERS, assertTableName, parseMysqlUri } from './mysql-options';
 export { mysql2SslOption } from './mysql-tls';

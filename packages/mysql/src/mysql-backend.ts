@@ -16,6 +16,7 @@ import { MysqlLeaseDialect } from './mysql-lease-dialect';
  * next renewal).
  */
 export class MysqlBackend extends SqlLeaseBackend {
+  /** The backend kind, in logs, errors and metrics. */
   declare readonly kind: 'mysql';
   /** The lease table this backend uses. */
   readonly table: string;

@@ -44,6 +44,7 @@ export interface MysqlBackendCommonOptions extends SqlLeaseTimingOptions {
   multipleStatements?: boolean;
 }
 
+/** Options of `new MysqlBackend(options)`: a pool you own, or a URI (then conclave owns the pool), plus the common options. */
 export type MysqlBackendOptions = MysqlBackendCommonOptions &
   (
     | {
@@ -54,6 +55,7 @@ export type MysqlBackendOptions = MysqlBackendCommonOptions &
          * SQL, with every value rendered as a hex literal).
          */
         pool: MysqlPoolInput | (() => Promise<MysqlPoolInput>);
+        /** Not with `pool`. */
         uri?: undefined;
       }
     | {
@@ -64,6 +66,7 @@ export type MysqlBackendOptions = MysqlBackendCommonOptions &
          * (see the README); any other parameter is refused with `INVALID_URL`.
          */
         uri: string;
+        /** Not with `uri`. */
         pool?: undefined;
       }
   );
@@ -82,12 +85,19 @@ const MYSQL_OPTION_KEYS = optionKeys<MysqlBackendOptions>({
 
 /** Connection settings parsed from a URI; the pool is created from these in `mysql-pool.ts`. */
 export interface MysqlUriSettings {
+  /** Server host. */
   host: string;
+  /** Server port (default 3306). */
   port: number;
+  /** User name, when the URI has one. */
   user?: string;
+  /** Password, when the URI has one (never logged). */
   password?: string;
+  /** Database (the URI's path). */
   database: string;
+  /** Pool size (`connectionLimit=`, default 4). */
   connectionLimit: number;
+  /** Lease table (`table=`), when given. */
   table?: string;
   /** TLS from `ssl`, `sslCa`, `sslCert`, `sslKey`, `sslRejectUnauthorized`; absent: plain TCP. */
   tls?: MysqlTlsSettings;

@@ -58,9 +58,13 @@ export function parseMysqlTls(params: ReadonlyMap<string, string>, where: string
 
 /** mysql2's `ssl` connection option. */
 export interface Mysql2SslOption {
+  /** PEM of the CAs to trust (from `sslCa`); absent: Node's CAs. */
   ca?: string;
+  /** PEM of the client certificate (from `sslCert`). */
   cert?: string;
+  /** PEM of the client key (from `sslKey`). */
   key?: string;
+  /** Whether to refuse a server certificate that does not verify (`sslRejectUnauthorized`). */
   rejectUnauthorized: boolean;
 }
 

@@ -14,6 +14,7 @@ import { qualified } from './postgres-sql';
  * campaign starts the next one nor when a lease merely runs out.
  */
 export class PostgresBackend extends SqlLeaseBackend {
+  /** The backend kind, in logs, errors and metrics. */
   declare readonly kind: 'postgres';
   /** The lease table, as SQL (`"table"` or `"schema"."table"`). */
   readonly table: string;

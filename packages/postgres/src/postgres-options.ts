@@ -29,11 +29,13 @@ export interface PostgresBackendCommonOptions extends SqlLeaseTimingOptions {
   wakeUp?: boolean;
 }
 
+/** Options of `new PostgresBackend(options)`: a `pg` pool you own, or a URI (then conclave owns the pool), plus the common options. */
 export type PostgresBackendOptions = PostgresBackendCommonOptions &
   (
     | {
         /** A `pg` Pool you own. conclave never ends it. */
         pool: Pool;
+        /** Not with `pool`. */
         uri?: undefined;
       }
     | {
@@ -43,6 +45,7 @@ export type PostgresBackendOptions = PostgresBackendCommonOptions &
          * parameter is refused with `INVALID_URL`.
          */
         uri: string;
+        /** Not with `uri`. */
         pool?: undefined;
       }
   );
@@ -63,14 +66,23 @@ export type PostgresSslMode = 'disable' | 'require' | 'verify-full';
 
 /** Connection settings parsed from a URL; the pool is created from these. */
 export interface PostgresUriSettings {
+  /** Server host. */
   host: string;
+  /** Server port (default 5432). */
   port: number;
+  /** User name, when the URI has one. */
   user?: string;
+  /** Password, when the URI has one (never logged). */
   password?: string;
+  /** Database (the URI's path). */
   database: string;
+  /** Pool size (`connectionLimit=`, default 4). */
   connectionLimit: number;
+  /** Lease table (`table=`), when given. */
   table?: string;
+  /** Schema of the table (`schema=`), when given. */
   schema?: string;
+  /** TLS (`sslmode=`, default `disable`). */
   sslmode: PostgresSslMode;
 }
 

@@ -1,3 +1,9 @@
+/**
+ * Leader election on Redis: a lease key taken and renewed by Lua scripts, on one master, a master
+ * with replicas under Sentinel, or a Redlock quorum of independent masters. Start with `RedisBackend`.
+ *
+ * @module @conclave/redis
+ */
 export { RedisBackend } from './redis-backend';
 export { REDIS_URL_PARAMETERS, failFastRedisOptions, parseRedisUrl, parseRedisUrlSettings } from './redis-options';
 export type { RedisUrlSettings } from './redis-options';

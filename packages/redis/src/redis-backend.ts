@@ -22,6 +22,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
+  type LeaderMetadataKept,
 } from '@conclave/core/spi';
 import { electionKeys, type ElectionKeys } from './redis-keys';
 import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
@@ -35,7 +36,7 @@ import { SingleLeaseOps } from './redis-single';
  * Value, term start and last renewal live in the lease hash, the lease end is its TTL. No
  * transitions: the term counter jumps (a raised token floor, tokenClockFloor), so it does not count terms.
  */
-const LEADER_METADATA = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: false });
+const LEADER_METADATA: LeaderMetadataKept = Object.freeze({ value: true, since: true, renewedAt: true, leaseEndsAt: true, transitions: false });
 
 /**
  * Leader election on Redis: a lease key taken with one Lua script (SET-NX-PX semantics plus a
@@ -48,6 +49,7 @@ export class RedisBackend implements ElectionBackend {
   readonly kind = 'redis';
   /** The leader metadata every Redis backend keeps, single master or quorum. */
   static readonly leaderMetadata = LEADER_METADATA;
+  /** Which leader fields `getLeader()` reports (see `LeaderMetadataKept`). */
   readonly leaderMetadata = LEADER_METADATA;
   /** true when the backend runs Redlock over several masters. */
   readonly quorum: boolean;

@@ -1,6 +1,7 @@
 import { ConclaveError } from '@conclave/core';
 import { describeValue } from '@conclave/core/spi';
 
+/** The default `keyPrefix` of every key conclave writes. */
 export const DEFAULT_KEY_PREFIX = 'conclave:';
 
 // No braces (they would move the hash tag), no spaces or control characters.
@@ -46,6 +47,7 @@ export interface ElectionKeys {
   epoch: string;
 }
 
+/** The keys of `election` under `prefix` (see `ElectionKeys`), for tools that inspect them. */
 export function electionKeys(prefix: string, election: string): ElectionKeys {
   const base = `${prefix}{${election}}`;
   return {

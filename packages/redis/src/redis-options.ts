@@ -13,10 +13,15 @@ const KIND = 'redis';
  * (whose `Redis` types differ) are both accepted.
  */
 export interface RedisClient {
+  /** ioredis's connection status (`ready`, `connecting`, …). */
   readonly status: string;
+  /** Connects a client created with `lazyConnect`. */
   connect(): Promise<unknown>;
+  /** Starts a pipeline (several commands in one round trip). */
   pipeline(): unknown;
+  /** A new connection with the same options (for pub/sub). */
   duplicate(override?: object): unknown;
+  /** Subscribes to the client's events (`error`, `ready`, messages). */
   on(event: string, listener: (...args: any[]) => void): unknown;
 }
 
@@ -302,10 +307,13 @@ export const REDIS_URL_PARAMETERS = ['tokenClockFloor', 'minReplicas'] as const;
 
 /** A Redis URL taken apart: one URL per master, for ioredis, and the settings from its query. */
 export interface RedisUrlSettings {
+  /** One URL per master: one for a single master, several for a quorum. */
   urls: string[];
   /** Database index from the path (`/3`), 0 when none. Checked against the server on connect. */
   db: number;
+  /** `tokenClockFloor=`, when given. */
   tokenClockFloor?: boolean;
+  /** `minReplicas=`, when given. */
   minReplicas?: number | 'auto';
 }
 

@@ -15,8 +15,11 @@ export const REDIS_SENTINEL_URL_PARAMETERS = ['sentinelUsername', 'sentinelPassw
 export interface RedisSentinelUrlSettings {
   /** `sentinels`, `name`, `db` and the credentials, as ioredis takes them. */
   redisOptions: RedisOptions;
+  /** Database index from the path, 0 when none. */
   db: number;
+  /** `tokenClockFloor=`, when given. */
   tokenClockFloor?: boolean;
+  /** `minReplicas=`, when given. */
   minReplicas?: number | 'auto';
 }
 

@@ -1,3 +1,9 @@
+/**
+ * Leader election on ZooKeeper: ephemeral sequential nodes, the lowest leads, each candidate
+ * watches its predecessor; a lease is the client's session. Start with `ZookeeperBackend`.
+ *
+ * @module @conclave/zookeeper
+ */
 export { ZookeeperBackend } from './zookeeper-backend';
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,

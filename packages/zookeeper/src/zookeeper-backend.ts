@@ -25,6 +25,7 @@ import {
   type ReleaseRequest,
   type RenewRequest,
   type RenewResult,
+  type LeaderMetadataKept,
 } from '@conclave/core/spi';
 import { resolveZookeeperOptions, type ZookeeperBackendOptions } from './zookeeper-options';
 import { watchChildren } from './zookeeper-leader-watch';
@@ -64,7 +65,8 @@ export class ZookeeperBackend implements ElectionBackend {
   readonly kind = KIND;
   // The value and the term's start are on the leader's node; a lease is its session's, which
   // has no renewal time or end the server would tell, and tokens (czxids) do not count terms.
-  readonly leaderMetadata = Object.freeze({ value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false });
+  /** Which leader fields `getLeader()` reports (see `LeaderMetadataKept`). */
+  readonly leaderMetadata: LeaderMetadataKept = Object.freeze({ value: true, since: true, renewedAt: false, leaseEndsAt: false, transitions: false });
   readonly admin: BackendAdmin = {
     forceLeader: (election, candidateId, leaseMs) => this.forceLeader(election, candidateId, leaseMs),
     clearLeader: (election) => this.clearLeader(election),

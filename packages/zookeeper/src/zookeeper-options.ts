@@ -9,17 +9,29 @@ const KIND = 'zookeeper';
  * a `Client` from `createClient()` fits, with or without `@types/node-zookeeper-client`.
  */
 export interface ZookeeperClient {
+  /** The connection state. */
   getState(): unknown;
+  /** The session timeout the server granted, ms. */
   getSessionTimeout(): number;
+  /** Subscribes to connection state changes. */
   on(event: 'state', listener: (...args: any[]) => void): unknown;
+  /** Unsubscribes from them. */
   removeListener(event: 'state', listener: (...args: any[]) => void): unknown;
+  /** Creates a node. */
   create(path: string, ...args: any[]): void;
+  /** Reads a node's stat, optionally with a watch. */
   exists(path: string, ...args: any[]): void;
+  /** Lists a node's children, optionally with a watch. */
   getChildren(path: string, ...args: any[]): void;
+  /** Reads a node's data and stat. */
   getData(path: string, ...args: any[]): void;
+  /** Writes a node's data. */
   setData(path: string, ...args: any[]): void;
+  /** Deletes a node. */
   remove(path: string, ...args: any[]): void;
+  /** Creates a path and its missing parents. */
   mkdirp(path: string, ...args: any[]): void;
+  /** Starts a multi-operation transaction. */
   transaction(): unknown;
 }
 
@@ -29,7 +41,13 @@ export interface ZookeeperClient {
  * in `@types/node-zookeeper-client`, and an ACL typed either way must fit.
  */
 export interface ZookeeperAcl {
-  id: { scheme: string; id: string };
+  /** Who the ACL grants to: a scheme (`world`, `digest`, …) and an id in it. */
+  id: {
+    /** The scheme: `world`, `digest`, `ip`, `auth`, … */
+    scheme: string;
+    /** The identity within the scheme (`anyone` for `world`). */
+    id: string;
+  };
 }
 
 /** Settings shared by both ways of building a `ZookeeperBackend`. */
@@ -85,6 +103,7 @@ export interface ZookeeperConnectOptions extends CommonOptions {
   auth?: string;
 }
 
+/** Options of `new ZookeeperBackend(options)`: a client you own, or a connect string (then the backend owns the client). */
 export type ZookeeperBackendOptions = ZookeeperClientOptions | ZookeeperConnectOptions;
 
 const ZOOKEEPER_OPTION_KEYS = optionKeys<ZookeeperBackendOptions>({
@@ -97,9 +116,11 @@ const ZOOKEEPER_OPTION_KEYS = optionKeys<ZookeeperBackendOptions>({
   requestTimeoutMs: true,
 });
 
+/** The default `root`: the parent node of the election nodes. */
 export const DEFAULT_ROOT = '/conclave';
 /** Session timeout of a backend that has not campaigned yet (reads only), ms. */
 export const READ_ONLY_SESSION_TIMEOUT_MS = 15_000;
+/** The default `requestTimeoutMs`, ms. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
 /** Options after validation, with defaults filled in. */

@@ -6,11 +6,17 @@ import { SHUTDOWN_SIGNALS, closeQuietly, onShutdownSignals, openContext, writeLi
 
 /** The JSON line `campaign --json` prints for each transition (documented in packages/cli/README.md). */
 export interface CampaignEvent {
+  /** `leader`: the leader this candidate sees changed; `elected`/`revoked`: this candidate's term started/ended; `stopped`: the process is about to exit after a signal. */
   event: 'elected' | 'revoked' | 'leader' | 'stopped';
+  /** The election's name. */
   election: string;
+  /** This candidate's id. */
   id: string;
+  /** The leader (on `revoked`, the new one), as far as this candidate can see; `null` when none is known. */
   leaderId: string | null;
+  /** The leader's token; on `revoked`, the token of the term that ended; `null` when not known. */
   token: number | null;
+  /** `acquired` on `elected`; why the term ended on `revoked` (`stepped-down`, `lease-lost`, …); the signal on `stopped`; `null` on `leader`. */
   reason: string | null;
 }
 
