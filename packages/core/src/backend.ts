@@ -334,7 +334,9 @@ export interface ReleaseRequest extends CallGiveUp {
  * a client's clock.
  */
 export interface LeaderInfo {
+  /** The leader's candidate id (without the instance nonce the Elector adds). */
   candidateId: string;
+  /** The fencing token of the current term. */
   token: number;
   /** The value the leader published with its candidacy; absent when it published none. */
   value?: string;
