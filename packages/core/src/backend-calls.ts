@@ -44,7 +44,7 @@ export class BackendCalls {
         election,
         backend,
         backendKind: backend.kind,
-        states: this.states.changes$,
+        states: { subscribe: (next) => this.states.listen(next) },
         failures: () => this.failures,
         lastError: () => this.lastFailure,
       });
