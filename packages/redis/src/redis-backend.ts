@@ -396,6 +396,8 @@ export class RedisBackend implements ElectionBackend {
    * that the first answer already counts on them (a quiet follower's listing, its first renewal).
    */
   private async subscriptionsSettled(keys: ElectionKeys, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
+    // Nothing to wait for (every campaign but the first of a watch): no timer, no listener.
+    if (!this.subscriptionsPending(keys)) return;
     let timer: NodeJS.Timeout | undefined;
     const givenUp = whenGivenUp(signal);
     const node = this.nodes[0]!;
@@ -411,6 +413,15 @@ export class RedisBackend implements ElectionBackend {
     ]);
     clearTimeout(timer);
     givenUp.dispose();
+  }
+
+  /** Whether `subscriptionsSettled` has something to wait for. Synchronous. */
+  private subscriptionsPending(keys: ElectionKeys): boolean {
+    if (this.nodes.some((node) => node.subscribing(keys.channel))) return true;
+    if (!this.changes.leaseEnds) return false;
+    const node = this.nodes[0]!;
+    const status = node.keyspaceStatus;
+    return status === 'unknown' || (status === 'on' && node.subscribing(this.keyspaceChannel(keys.lease)));
   }
 
   /**

@@ -241,6 +241,11 @@ export class RedisNode {
     return Promise.race([pending, this.subscriberClosed.promise]);
   }
 
+  /** Whether `subscribed(channel)` would wait: a SUBSCRIBE of it is not answered yet. Synchronous. */
+  subscribing(channel: string): boolean {
+    return this.subscriptions.has(channel) && this.subscriber !== null;
+  }
+
   /**
    * Whether messages on `channel` reach us now: the subscriber connection is ready and the server
    * confirmed the channel's SUBSCRIBE on this connection. Synchronous.
