@@ -4,7 +4,10 @@
  * - `ready` once every Elector knows its first outcome;
  * - `events`: batches of [kind, election index, atMs, token, reason] (elected/revoked), every 50 ms;
  * - `stats` every second and when asked: cumulative CPU (process.cpuUsage, µs), RSS, heap,
- *   how many elections it leads, and revocations by reason.
+ *   how many elections it leads, and revocations by reason;
+ * - `memory` when asked: RSS and heap just after a full garbage collection (when the process runs
+ *   with --expose-gc), to compare with the baseline that `ready` carries (the same, taken before
+ *   the process built its Electors).
  * Times are process.hrtime.bigint() in ms, the clock shared with the parent.
  */
 import { Elector } from '@conclave/core';
@@ -21,8 +24,17 @@ export interface ManyConfig {
 
 export type ManyEvent = [kind: 'e' | 'r', index: number, atMs: number, token: number, reason: string];
 
+/** Memory of the process, bytes: `rss` and V8's `heapUsed`. */
+export interface ManyMemory {
+  rssBytes: number;
+  heapBytes: number;
+  /** Whether a full garbage collection ran just before (the process has --expose-gc). */
+  collected: boolean;
+}
+
 export type ManyReport =
-  | { type: 'ready'; atMs: number; pid: number; startMs: number }
+  | { type: 'ready'; atMs: number; pid: number; startMs: number; baseline: ManyMemory }
+  | ({ type: 'memory'; atMs: number } & ManyMemory)
   | { type: 'events'; list: ManyEvent[] }
   | {
       type: 'stats';
@@ -37,16 +49,26 @@ export type ManyReport =
   | { type: 'error'; atMs: number; message: string }
   | { type: 'stopped'; atMs: number };
 
-export type ManyCommand = { type: 'stats' } | { type: 'stop' };
+export type ManyCommand = { type: 'stats' } | { type: 'memory' } | { type: 'stop' };
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const send = (m: ManyReport) => {
   if (process.connected) process.send!(m);
 };
 
+/** Memory after a full collection when the process may run one, so that garbage does not count. */
+function memoryNow(): ManyMemory {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const mem = process.memoryUsage();
+  return { rssBytes: mem.rss, heapBytes: mem.heapUsed, collected: gc !== undefined };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.CONCLAVE_BENCH_MANY ?? '') as ManyConfig;
   const backend = createBackend(config.backend);
+  // What the process holds before its Electors: what they add is measured against it.
+  const baseline = memoryNow();
   const electors: Elector[] = [];
   let pending: ManyEvent[] = [];
   let elected = 0;
@@ -107,6 +129,7 @@ async function main(): Promise<void> {
   };
   process.on('message', (command: ManyCommand) => {
     if (command.type === 'stats') stats();
+    else if (command.type === 'memory') send({ type: 'memory', atMs: now(), ...memoryNow() });
     else if (command.type === 'stop') void stop();
   });
   process.on('SIGTERM', () => void stop());
@@ -115,7 +138,7 @@ async function main(): Promise<void> {
   const startMs = now();
   // All in one turn: their first campaigns go out together and the backend batches them.
   await Promise.all(electors.map((e) => e.start()));
-  send({ type: 'ready', atMs: now(), pid: process.pid, startMs: now() - startMs });
+  send({ type: 'ready', atMs: now(), pid: process.pid, startMs: now() - startMs, baseline });
 }
 
 main().catch((err: unknown) => {

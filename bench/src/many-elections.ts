@@ -4,7 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { ManyCommand, ManyConfig, ManyReport } from './many-elections-candidate';
+import type { ManyCommand, ManyConfig, ManyMemory, ManyReport } from './many-elections-candidate';
 import type { BenchTarget } from './servers';
 import { electionName, type BenchSettings } from './scenarios';
 import { MANY_NODE_FLAGS } from './scenario-settings';
@@ -14,6 +14,12 @@ const SCRIPT = join(__dirname, 'many-elections-candidate.js');
 
 type Stats = Extract<ManyReport, { type: 'stats' }>;
 
+/**
+ * Node flags of the candidate processes beyond `MANY_NODE_FLAGS`: `--expose-gc`, so that memory is
+ * read after a full collection (young garbage would otherwise count, up to the semi-spaces' size).
+ */
+const MEASURE_FLAGS = ['--expose-gc'];
+
 export class ManyProcess {
   readonly leading = new Set<number>();
   /** First `elected` per election index after `markMs` (set by the take-over measurement). */
@@ -22,6 +28,7 @@ export class ManyProcess {
   stats: Stats | null = null;
   readonly errors: string[] = [];
   private statsWaiters: Array<(s: Stats) => void> = [];
+  private memoryWaiters: Array<(m: ManyMemory) => void> = [];
   private readonly exited: Promise<void>;
   readyReport: Extract<ManyReport, { type: 'ready' }> | null = null;
 
@@ -40,6 +47,10 @@ export class ManyProcess {
         const waiters = this.statsWaiters;
         this.statsWaiters = [];
         waiters.forEach((w) => w(m));
+      } else if (m.type === 'memory') {
+        const waiters = this.memoryWaiters;
+        this.memoryWaiters = [];
+        waiters.forEach((w) => w(m));
       } else if (m.type === 'ready') this.readyReport = m;
       else if (m.type === 'error') this.errors.push(m.message);
     });
@@ -47,7 +58,7 @@ export class ManyProcess {
 
   static start(config: ManyConfig): ManyProcess {
     const child = fork(SCRIPT, [], {
-      execArgv: [...process.execArgv, ...MANY_NODE_FLAGS],
+      execArgv: [...process.execArgv, ...MANY_NODE_FLAGS, ...MEASURE_FLAGS],
       env: { ...process.env, CONCLAVE_BENCH_MANY: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -65,6 +76,13 @@ export class ManyProcess {
     const p = new Promise<Stats>((resolve) => this.statsWaiters.push(resolve));
     this.send({ type: 'stats' });
     return bounded(p, timeoutMs, `stats of ${this.config.candidateId}`);
+  }
+
+  /** Memory after a full collection, asked for now. */
+  memory(timeoutMs = 10_000): Promise<ManyMemory> {
+    const p = new Promise<ManyMemory>((resolve) => this.memoryWaiters.push(resolve));
+    this.send({ type: 'memory' });
+    return bounded(p, timeoutMs, `memory of ${this.config.candidateId}`);
   }
 
   send(c: ManyCommand): void {
@@ -100,6 +118,13 @@ export interface ManyProcessResult {
   cpuPercent: number | null;
   rssMiB: number | null;
   heapMiB: number | null;
+  /**
+   * What each election adds, bytes: RSS and heap after the window (after a full collection)
+   * beyond the process's own before it built its Electors, divided by the election count.
+   * Absent in results made before it was measured.
+   */
+  rssPerElectionBytes?: number | null;
+  heapPerElectionBytes?: number | null;
   /** Revocations during the window, by reason (`lease-expired` = a renewal not on time). */
   revokedInWindow: Record<string, number>;
   /** Time for all its Electors to know their first outcome, ms. */
@@ -120,6 +145,15 @@ export interface ManyResult {
   /** SIGKILL of the process leading most elections: per-election time until another leads it. */
   takeover: { killedLeading: number; takenOver: number; latencyMs: Summary } | null;
   failures: string[];
+}
+
+/** Memory per election beyond the process's baseline, bytes (null when either was not read). */
+function perElection(m: ManyMemory | null, baseline: ManyMemory | null, count: number) {
+  if (!m || !baseline) return { rssPerElectionBytes: null, heapPerElectionBytes: null };
+  return {
+    rssPerElectionBytes: round((m.rssBytes - baseline.rssBytes) / count, 0),
+    heapPerElectionBytes: round((m.heapBytes - baseline.heapBytes) / count, 0),
+  };
 }
 
 export async function manyElections(
@@ -165,6 +199,8 @@ export async function manyElections(
     const leadingAtStart = procs.map((p) => p.leading.size);
     await sleep(windowMs);
     const after = await Promise.all(procs.map((p) => p.freshStats()));
+    // After the CPU window: a full collection costs CPU, and must not count in it.
+    const memory = await Promise.all(procs.map((p) => p.memory().catch(() => null)));
     for (let i = 0; i < procs.length; i++) {
       const a = before[i]!;
       const b = after[i]!;
@@ -179,6 +215,7 @@ export async function manyElections(
         cpuPercent: round(((b.cpuUs - a.cpuUs) / 1000 / (b.atMs - a.atMs)) * 100, 1),
         rssMiB: round(b.rssBytes / 2 ** 20, 1),
         heapMiB: round(b.heapBytes / 2 ** 20, 1),
+        ...perElection(memory[i] ?? null, procs[i]!.readyReport?.baseline ?? null, count),
         revokedInWindow: revoked,
         startMs: procs[i]!.readyReport ? round(procs[i]!.readyReport!.startMs, 0) : null,
       });

@@ -23,6 +23,8 @@ const GRACEFUL_P99_MS = 15;
 const CRASH_OVERHEAD_P99_MS = 50;
 /** Many elections: CPU of one core per process, %. */
 const MANY_CPU_PERCENT = 10;
+/** Many elections: memory each election adds to its process (RSS beyond the process's own), bytes. */
+const MANY_BYTES_PER_ELECTION = 5 * 1024;
 
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? '—' : `${round(v, 1)} ms`);
 
@@ -129,15 +131,31 @@ export function rows(r: BackendResult, leaseMs: number): Row[] {
     const cpuMax = Math.max(...m.perProcess.map((p) => p.cpuPercent ?? Infinity));
     const rss = m.perProcess.map((p) => p.rssMiB).join(' / ');
     const t = m.takeover;
+    // Results made before memory per election was measured are judged without it.
+    const perElection = m.perProcess.map((p) => p.rssPerElectionBytes);
+    const measuredMemory = perElection.some((b) => b !== undefined);
+    const memoryOk = !measuredMemory || perElection.every((b) => b !== null && b !== undefined && b <= MANY_BYTES_PER_ELECTION);
+    const kb = (b: number | null | undefined) => (b === null || b === undefined ? '—' : `${round(b / 1024, 1)}`);
     const ok =
-      m.failures.length === 0 && m.perProcess.length === m.processes && m.leaseExpiredTotal === 0 && cpuMax <= MANY_CPU_PERCENT && t !== null && t.takenOver === t.killedLeading && (t.latencyMs.p99 ?? Infinity) <= leaseMs + 150;
+      m.failures.length === 0 &&
+      m.perProcess.length === m.processes &&
+      m.leaseExpiredTotal === 0 &&
+      cpuMax <= MANY_CPU_PERCENT &&
+      memoryOk &&
+      t !== null &&
+      t.takenOver === t.killedLeading &&
+      (t.latencyMs.p99 ?? Infinity) <= leaseMs + 150;
     out.push({
       scenario: `many elections${m.scaledDown ? ' (SCALED DOWN: --quick)' : ''}`,
       measured: `${m.elections} elections × ${m.processes} processes (node ${MANY_NODE_FLAGS.join(' ')}), ${m.windowMs / 1000} s window`,
-      target: `10 000 × 3: all renewals on time, ≤ ${MANY_CPU_PERCENT} % of one core per process, take-over targets hold`,
+      target: `10 000 × 3: all renewals on time, ≤ ${MANY_CPU_PERCENT} % of one core and ≤ ${MANY_BYTES_PER_ELECTION / 1024} KiB per election per process, take-over targets hold`,
       result:
         `lease-expired revocations ${m.leaseExpiredInWindow} in window (${m.leaseExpiredTotal} in run); CPU ${m.perProcess.map((p) => `${p.cpuPercent} %`).join(' / ')} of one core; ` +
-        `RSS ${rss} MiB; leading ${m.perProcess.map((p) => p.leading).join(' / ')}; settled in ${m.settleMs ?? '—'} ms` +
+        `RSS ${rss} MiB` +
+        (measuredMemory
+          ? ` (per election beyond the process's own: RSS ${m.perProcess.map((p) => kb(p.rssPerElectionBytes)).join(' / ')} KiB, heap ${m.perProcess.map((p) => kb(p.heapPerElectionBytes)).join(' / ')} KiB)`
+          : '') +
+        `; leading ${m.perProcess.map((p) => p.leading).join(' / ')}; settled in ${m.settleMs ?? '—'} ms` +
         (t ? `; SIGKILL of the process leading ${t.killedLeading}: ${t.takenOver} taken over, p50 ${ms(t.latencyMs.p50)}, p99 ${ms(t.latencyMs.p99)}` : '') +
         (m.failures.length ? `; FAILED: ${m.failures.join('; ')}` : ''),
       verdict: ok ? 'met' : 'MISSED',

@@ -44,7 +44,7 @@ export class BackendCalls {
         election,
         backend,
         backendKind: backend.kind,
-        states: this.states.changes$,
+        states: { subscribe: (next) => this.states.listen(next) },
         failures: () => this.failures,
         lastError: () => this.lastFailure,
       });
@@ -96,12 +96,15 @@ export class BackendCalls {
         this.metrics.backendCall(operation, performance.now() - started, type);
         reject(err);
       };
+      // Whole milliseconds, rounded down (giving up a fraction of a millisecond early is safe):
+      // Node keeps one timer list per distinct delay, and a fractional delay makes a list of its
+      // own for each of a leader of thousands' renewals.
       const timer = setTimeout(() => {
         done = true;
         const err = this.unavailable(timeoutMessage);
         controller.abort(err);
         failed(err);
-      }, Math.max(0, timeoutMs));
+      }, Math.max(0, Math.floor(timeoutMs)));
       // The answer came first: the timer goes, and the controller, never aborted, serves again.
       const answered = (): boolean => {
         if (done) return false;

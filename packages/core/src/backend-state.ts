@@ -17,8 +17,21 @@ export class BackendStateTracker {
   private current: BackendState | null = null;
   /** Whether any call was answered since start: the first answer is `connected`, later ones `reconnected`. */
   private answeredOnce = false;
-  private readonly subject = new Subject<BackendState>();
-  readonly changes$: Observable<BackendState> = this.subject.asObservable();
+  /** Made on first use of `changes$`: most Electors of a process of thousands are never observed. */
+  private subject: Subject<BackendState> | null = null;
+  private stream: Observable<BackendState> | null = null;
+  /** Told of every change before the stream (the unreachable warning), without a subscription each. */
+  private readonly listeners: Array<(state: BackendState) => void> = [];
+
+  /** Changes of the state. */
+  get changes$(): Observable<BackendState> {
+    return (this.stream ??= (this.subject ??= new Subject()).asObservable());
+  }
+
+  /** Calls `listener` on every change from now on. */
+  listen(listener: (state: BackendState) => void): void {
+    this.listeners.push(listener);
+  }
 
   /** The last state, or `null` before the first outcome after `start()`. */
   get state(): BackendState | null {
@@ -52,6 +65,7 @@ export class BackendStateTracker {
 
   private set(next: BackendState): void {
     this.current = next;
-    this.subject.next(next);
+    for (const listener of this.listeners) listener(next);
+    this.subject?.next(next);
   }
 }

@@ -5,6 +5,19 @@
 export class CallLane {
   private current: Promise<void> | null = null;
   private wakeRequested = false;
+  // Made once: a leader runs a call every renew interval, and a process may lead thousands.
+  private readonly ended = (): void => {
+    this.current = null;
+    if (this.wakeRequested) {
+      this.wakeRequested = false;
+      this.wake();
+    }
+  };
+  private readonly threw = (err: unknown): void => {
+    // A last guard against an unhandled rejection.
+    this.onError(err);
+    this.ended();
+  };
 
   /** `onError`: an operation threw, which it should not (each handles its own errors). */
   constructor(
@@ -24,20 +37,13 @@ export class CallLane {
 
   /** Runs `op` as the call in flight; a wake asked for meanwhile follows it. */
   run(op: () => Promise<void>): Promise<void> {
-    const run = (async () => {
-      try {
-        await op();
-      } catch (err) {
-        // A last guard against an unhandled rejection.
-        this.onError(err);
-      } finally {
-        this.current = null;
-        if (this.wakeRequested) {
-          this.wakeRequested = false;
-          this.wake();
-        }
-      }
-    })();
+    let started: Promise<void>;
+    try {
+      started = op();
+    } catch (err) {
+      started = Promise.reject(err);
+    }
+    const run = started.then(this.ended, this.threw);
     this.current = run;
     return run;
   }

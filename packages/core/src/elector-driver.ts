@@ -187,10 +187,12 @@ export class ElectorDriver {
         return this.timer.cancel();
       case 'arm-deadline':
         if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+        // Whole milliseconds (Node keeps one timer list per distinct delay), rounded up; a timer
+        // that still fires before the deadline is armed again by the machine.
         this.deadlineTimer = setTimeout(() => {
           this.deadlineTimer = null;
           this.dispatch({ type: 'deadline-reached', now: performance.now() });
-        }, Math.max(0, e.at - performance.now()));
+        }, Math.max(0, Math.ceil(e.at - performance.now())));
         return;
       case 'cancel-deadline':
         if (this.deadlineTimer) clearTimeout(this.deadlineTimer);

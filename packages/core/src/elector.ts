@@ -46,31 +46,46 @@ export class Elector {
 
   private readonly driver: ElectorDriver;
 
+  // The streams are made on first use (see LeadershipSignals): most Electors of a process that
+  // runs thousands of elections are never observed.
+
   /**
    * Every change of `state` (role, leader, token, reason). Replays the current state to a new
    * subscriber and never emits the same state twice in a row.
    */
-  readonly state$: Observable<LeadershipState>;
+  get state$(): Observable<LeadershipState> {
+    return this.driver.signals.state$;
+  }
   /**
    * Whether this candidate leads: true when a term starts, false when it ends (on this process's
    * monotonic clock, at the latest at the term's deadline). Replays the current value; emits
    * changes only.
    */
-  readonly isLeader$: Observable<boolean>;
+  get isLeader$(): Observable<boolean> {
+    return this.driver.signals.isLeader$;
+  }
   /**
    * Who leads, as far as this candidate can see (a candidate id, or `null` when nobody or not
    * known). Replays the current value; emits changes only.
    */
-  readonly leader$: Observable<string | null>;
+  get leader$(): Observable<string | null> {
+    return this.driver.signals.leader$;
+  }
   /** One event each time this candidate becomes leader, with the new term's token. Does not replay. */
-  readonly elected$: Observable<ElectedEvent>;
+  get elected$(): Observable<ElectedEvent> {
+    return this.driver.signals.elected$;
+  }
   /** One event each time a term of this candidate ends, with its token and why. Does not replay. */
-  readonly revoked$: Observable<RevokedEvent>;
+  get revoked$(): Observable<RevokedEvent> {
+    return this.driver.signals.revoked$;
+  }
   /**
    * Changes of `backendState` (`connected`, `suspended`, `lost`, `reconnected`), judged from the
    * outcomes of this Elector's own calls. Emits changes only; read `backendState` for the current one.
    */
-  readonly backendState$: Observable<BackendState>;
+  get backendState$(): Observable<BackendState> {
+    return this.driver.calls.states.changes$;
+  }
 
   /** Throws `ConclaveError` (`INVALID_OPTIONS`, `INVALID_NAME`) for bad options; does no I/O. */
   constructor(options: ElectorOptions) {
@@ -88,14 +103,7 @@ export class Elector {
       log,
       context: () => ({ election, candidate: candidateId, backend: backend.kind }),
     };
-    const driver = (this.driver = new ElectorDriver(setup, electorMetrics(election, backend.kind, this.options.metrics)));
-    const { signals, calls } = driver;
-    this.state$ = signals.state$;
-    this.isLeader$ = signals.isLeader$;
-    this.leader$ = signals.leader$;
-    this.elected$ = signals.elected$;
-    this.revoked$ = signals.revoked$;
-    this.backendState$ = calls.states.changes$;
+    this.driver = new ElectorDriver(setup, electorMetrics(election, backend.kind, this.options.metrics));
   }
 
   /** Whether the backend answers (see `BackendState`); `null` while stopped or before the first answer. */

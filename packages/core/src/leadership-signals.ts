@@ -2,50 +2,79 @@ import { BehaviorSubject, Observable, Subject, distinctUntilChanged, map } from 
 import type { ElectedEvent, LeadershipState, RevokedEvent } from './elector-types';
 import type { ElectorMetrics } from './metrics';
 
+const STOPPED: LeadershipState = Object.freeze({ role: 'stopped', leaderId: null, token: null });
+
 /**
  * What an Elector tells its subscribers: the state snapshot and its streams, and the elected and
  * revoked events. A role change is also counted as a `conclave.transitions` metric.
+ *
+ * The subjects and streams are made on first use: a process that runs thousands of elections
+ * often reads none of them, and each costs a few hundred bytes. A stream made late misses
+ * nothing a subscriber could have seen: the state stream starts from the current state, and the
+ * event streams replay nothing anyway.
  */
 export class LeadershipSignals {
-  readonly state$: Observable<LeadershipState>;
-  readonly isLeader$: Observable<boolean>;
-  readonly leader$: Observable<string | null>;
-  readonly elected$: Observable<ElectedEvent>;
-  readonly revoked$: Observable<RevokedEvent>;
+  private current: LeadershipState = STOPPED;
+  private stateSubject: BehaviorSubject<LeadershipState> | null = null;
+  private electedSubject: Subject<ElectedEvent> | null = null;
+  private revokedSubject: Subject<RevokedEvent> | null = null;
+  private streams: {
+    state$?: Observable<LeadershipState>;
+    isLeader$?: Observable<boolean>;
+    leader$?: Observable<string | null>;
+    elected$?: Observable<ElectedEvent>;
+    revoked$?: Observable<RevokedEvent>;
+  } | null = null;
 
-  private readonly stateSubject = new BehaviorSubject<LeadershipState>({ role: 'stopped', leaderId: null, token: null });
-  private readonly electedSubject = new Subject<ElectedEvent>();
-  private readonly revokedSubject = new Subject<RevokedEvent>();
+  constructor(private readonly metrics: ElectorMetrics) {}
 
-  constructor(private readonly metrics: ElectorMetrics) {
-    this.state$ = this.stateSubject.asObservable();
-    this.isLeader$ = this.state$.pipe(
+  get state$(): Observable<LeadershipState> {
+    const streams = (this.streams ??= {});
+    return (streams.state$ ??= (this.stateSubject ??= new BehaviorSubject(this.current)).asObservable());
+  }
+
+  get isLeader$(): Observable<boolean> {
+    const streams = (this.streams ??= {});
+    return (streams.isLeader$ ??= this.state$.pipe(
       map((s) => s.role === 'leader'),
       distinctUntilChanged(),
-    );
-    this.leader$ = this.state$.pipe(
+    ));
+  }
+
+  get leader$(): Observable<string | null> {
+    const streams = (this.streams ??= {});
+    return (streams.leader$ ??= this.state$.pipe(
       map((s) => s.leaderId),
       distinctUntilChanged(),
-    );
-    this.elected$ = this.electedSubject.asObservable();
-    this.revoked$ = this.revokedSubject.asObservable();
+    ));
+  }
+
+  get elected$(): Observable<ElectedEvent> {
+    const streams = (this.streams ??= {});
+    return (streams.elected$ ??= (this.electedSubject ??= new Subject()).asObservable());
+  }
+
+  get revoked$(): Observable<RevokedEvent> {
+    const streams = (this.streams ??= {});
+    return (streams.revoked$ ??= (this.revokedSubject ??= new Subject()).asObservable());
   }
 
   get state(): LeadershipState {
-    return this.stateSubject.getValue();
+    return this.current;
   }
 
   /** Emits `next`, a change (the state machine publishes changes only); a new role is counted. */
   publish(next: LeadershipState): void {
-    if (this.stateSubject.getValue().role !== next.role) this.metrics.transition(next.role, next.reason);
-    this.stateSubject.next(next);
+    if (this.current.role !== next.role) this.metrics.transition(next.role, next.reason);
+    this.current = next;
+    this.stateSubject?.next(next);
   }
 
   elected(event: ElectedEvent): void {
-    this.electedSubject.next(event);
+    this.electedSubject?.next(event);
   }
 
   revoked(event: RevokedEvent): void {
-    this.revokedSubject.next(event);
+    this.revokedSubject?.next(event);
   }
 }

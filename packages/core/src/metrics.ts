@@ -137,8 +137,32 @@ function instruments(provider: MeterProviderLike): Instruments {
   return made;
 }
 
+/**
+ * Without the election attribute nothing an Elector records is its own: the Electors of one
+ * backend kind and one provider (or the global one) share one `ElectorMetrics`, rather than a
+ * dozen objects each.
+ */
+const shared = new Map<string, ElectorMetrics>();
+const sharedByProvider = new WeakMap<MeterProviderLike, Map<string, ElectorMetrics>>();
+
 /** The instruments of one Elector of `election` on a backend of `backendKind`. */
 export function electorMetrics(election: string, backendKind: string, options: ElectorMetricsOptions = {}): ElectorMetrics {
+  if (options.electionAttribute) return made(election, backendKind, options);
+  const { meterProvider } = options;
+  let byKind = shared;
+  if (meterProvider) {
+    byKind = sharedByProvider.get(meterProvider) ?? new Map();
+    sharedByProvider.set(meterProvider, byKind);
+  }
+  let found = byKind.get(backendKind);
+  if (!found) {
+    found = made(election, backendKind, options);
+    byKind.set(backendKind, found);
+  }
+  return found;
+}
+
+function made(election: string, backendKind: string, options: ElectorMetricsOptions): ElectorMetrics {
   // The global provider is looked up at each use, so that an SDK registered after the Elector
   // started still gets its measurements.
   const get = () => instruments(options.meterProvider ?? metrics.getMeterProvider());

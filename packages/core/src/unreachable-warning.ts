@@ -1,4 +1,3 @@
-import type { Observable } from 'rxjs';
 import type { BackendState } from './backend-state';
 import { redactText } from './redact-url';
 
@@ -8,7 +7,8 @@ export interface UnreachableSource {
   /** The backend object: elections sharing it share one warning. */
   backend: object;
   backendKind: string;
-  states: Observable<BackendState>;
+  /** Subscribes to the Elector's backend states (an Observable fits). */
+  states: { subscribe(next: (state: BackendState) => void): unknown };
   failures(): number;
   lastError(): unknown;
 }

@@ -7,6 +7,7 @@ import {
   assertLeaderValue,
   assertPositiveInteger,
   assertReleaseBounds,
+  CampaignSlots,
   throwIfGivenUp,
   whenGivenUp,
   type BackendAdmin,
@@ -76,6 +77,13 @@ export class RedisBackend implements ElectionBackend {
   private readonly ops: LeaseOps;
   private closed = false;
   /**
+   * Campaigns in flight, bounded (see CampaignSlots): all of a process's Electors campaign at once
+   * at start, and again when many leases end together; unbounded, thousands of campaigns sit on
+   * the connection ahead of the leaders' renewals, which then come back too late and end more
+   * terms, whose successors campaign in turn.
+   */
+  private readonly slots = new CampaignSlots('redis');
+  /**
    * Quiet followers (single master, keyspace events on): election → the length of the holder's
    * last take or renewal, from the latest follower answer; absent when unknown.
    */
@@ -87,6 +95,8 @@ export class RedisBackend implements ElectionBackend {
   private readonly listedUntil = new Map<string, number>();
   /** "election\ninstance" → subscribes that watch to the lease key's keyspace channel, until it has. */
   private readonly keyspaceAttach = new Map<string, () => void>();
+  /** Watch deliveries due on the next turn (see `deliverNextTurn`). */
+  private deliveries: Array<() => void> = [];
 
   /** Throws `INVALID_OPTIONS`, `INVALID_URL` or `INVALID_NAME` for bad options; connects in the background. */
   constructor(options: RedisBackendOptions) {
@@ -107,7 +117,7 @@ export class RedisBackend implements ElectionBackend {
     this.leaderChanges = this.options.publish ? { delivery: 'best-effort', watch: (election, onChange) => this.observeLeader(election, onChange) } : undefined;
   }
 
-  async campaign({ election, candidateId, leaseMs, value, signal }: CampaignRequest): Promise<CampaignResult> {
+  async campaign({ election, candidateId, leaseMs, value, signal, deadlineMs }: CampaignRequest): Promise<CampaignResult> {
     const keys = this.enter(election, candidateId);
     assertPositiveInteger(leaseMs, 'leaseMs', this.kind);
     if (value !== undefined) assertLeaderValue(value, this.kind, election);
@@ -119,8 +129,16 @@ export class RedisBackend implements ElectionBackend {
     // How long this campaign keeps the candidate listed: longer for a quiet follower, which
     // campaigns again only halfway through (see leaseEndOf).
     const listedFor = this.options.trackCandidates ? (this.quietOn() ? quietCandidateTtlMs(leaseMs) : candidateTtlMs(leaseMs)) : undefined;
+    const until = deadlineMs ?? performance.now() + this.options.commandTimeoutMs;
+    const free = await this.slots.acquire(election, until, signal);
+    let answer: Awaited<ReturnType<LeaseOps['campaign']>>;
     const sentAt = performance.now();
-    const { holderLeaseMs, ...result } = await this.ops.campaign(keys, election, candidateId, leaseMs, value, listedFor);
+    try {
+      answer = await this.ops.campaign(keys, election, candidateId, leaseMs, value, listedFor);
+    } finally {
+      free(signal?.aborted === true || performance.now() > until);
+    }
+    const { holderLeaseMs, ...result } = answer;
     if (result.role === 'follower') {
       if (holderLeaseMs === undefined) this.holderLeases.delete(election);
       else this.holderLeases.set(election, holderLeaseMs);
@@ -202,15 +220,16 @@ export class RedisBackend implements ElectionBackend {
     // together into one hint. A change outweighs a lease end in the same burst (a revocation is a
     // PEXPIRE and then a message); of several lease ends the soonest is passed on.
     let pending: 'change' | number | null = null;
+    const flush = () => {
+      const next = pending;
+      pending = null;
+      if (stopped || next === null) return;
+      if (next === 'change') onChange();
+      else onChange({ leaseRemainingMs: next });
+    };
     const deliver = (what: 'change' | number) => {
       if (pending === null) {
-        setImmediate(() => {
-          const next = pending;
-          pending = null;
-          if (stopped || next === null) return;
-          if (next === 'change') onChange();
-          else onChange({ leaseRemainingMs: next });
-        });
+        this.deliverNextTurn(flush);
         pending = what;
       } else if (pending !== 'change') {
         pending = what === 'change' ? what : Math.min(pending, what);
@@ -252,6 +271,21 @@ export class RedisBackend implements ElectionBackend {
       this.keyspaceAttach.delete(watchKey);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
+  }
+
+  /**
+   * Runs `flush` on the next turn, with every other flush asked for in this one: one immediate
+   * for a burst of messages (a socket read brings hundreds at once, one per renewal of a leader
+   * of thousands of elections), not one each.
+   */
+  private deliverNextTurn(flush: () => void): void {
+    this.deliveries.push(flush);
+    if (this.deliveries.length > 1) return;
+    setImmediate(() => {
+      const due = this.deliveries;
+      this.deliveries = [];
+      for (const run of due) run();
+    });
   }
 
   /**
@@ -362,6 +396,8 @@ export class RedisBackend implements ElectionBackend {
    * that the first answer already counts on them (a quiet follower's listing, its first renewal).
    */
   private async subscriptionsSettled(keys: ElectionKeys, leaseMs: number, signal: AbortSignal | undefined): Promise<void> {
+    // Nothing to wait for (every campaign but the first of a watch): no timer, no listener.
+    if (!this.subscriptionsPending(keys)) return;
     let timer: NodeJS.Timeout | undefined;
     const givenUp = whenGivenUp(signal);
     const node = this.nodes[0]!;
@@ -377,6 +413,15 @@ export class RedisBackend implements ElectionBackend {
     ]);
     clearTimeout(timer);
     givenUp.dispose();
+  }
+
+  /** Whether `subscriptionsSettled` has something to wait for. Synchronous. */
+  private subscriptionsPending(keys: ElectionKeys): boolean {
+    if (this.nodes.some((node) => node.subscribing(keys.channel))) return true;
+    if (!this.changes.leaseEnds) return false;
+    const node = this.nodes[0]!;
+    const status = node.keyspaceStatus;
+    return status === 'unknown' || (status === 'on' && node.subscribing(this.keyspaceChannel(keys.lease)));
   }
 
   /**

@@ -55,6 +55,10 @@ export class RedisNode {
   });
   /** channel → settles once its SUBSCRIBE was confirmed (or failed); removed once settled. */
   private readonly subscriptions = new Map<string, Promise<void>>();
+  /** Channels watched in this turn, SUBSCRIBEd together at its end (see `subscribeSoon`). */
+  private subscribeBatch: SubscribeBatch | null = null;
+  /** Channels unwatched in this turn, UNSUBSCRIBEd together at its end, with the connection they were on. */
+  private readonly unsubscribing = new Map<string, Redis>();
   /** Channels whose SUBSCRIBE the server confirmed on the subscriber's current connection. */
   private readonly confirmed = new Set<string>();
   /** +1 whenever the subscriber's connection closes: confirmations of an older one do not count. */
@@ -139,20 +143,7 @@ export class RedisNode {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      // A failed SUBSCRIBE is retried by autoResubscribe on reconnect; the core's poll covers us meanwhile.
-      const epoch = this.subscriberEpoch;
-      const pending: Promise<void> = sub.subscribe(channel).then(
-        () => {
-          if (epoch === this.subscriberEpoch && this.listeners.has(channel)) this.confirmed.add(channel);
-        },
-        (err: unknown) => {
-          this.lastError = err;
-        },
-      );
-      this.subscriptions.set(channel, pending);
-      void pending.then(() => {
-        if (this.subscriptions.get(channel) === pending) this.subscriptions.delete(channel);
-      });
+      this.subscriptions.set(channel, this.subscribeSoon(sub, channel));
     }
     set.add(listener);
     return () => {
@@ -161,12 +152,76 @@ export class RedisNode {
       this.listeners.delete(channel);
       this.subscriptions.delete(channel);
       this.confirmed.delete(channel);
-      if (this.subscriber && !this.closed) {
-        this.subscriber.unsubscribe(channel).catch((err: unknown) => {
-          this.lastError = err;
-        });
-      }
+      if (this.subscriber && !this.closed) this.unsubscribeSoon(this.subscriber, channel);
     };
+  }
+
+  /**
+   * SUBSCRIBEs `channel` with every other channel watched in this turn, in one command: a process
+   * that starts thousands of Electors watches thousands of channels at once, and a command each
+   * costs a round of work per channel on both sides. Settles when the server confirmed them (or
+   * the command failed); never rejects.
+   */
+  private subscribeSoon(sub: Redis, channel: string): Promise<void> {
+    let batch = this.subscribeBatch;
+    if (!batch || batch.sub !== sub) {
+      const made: SubscribeBatch = { sub, channels: [], epoch: this.subscriberEpoch, sent: signal() };
+      batch = this.subscribeBatch = made;
+      queueMicrotask(() => this.sendSubscribes(made));
+    }
+    batch.channels.push(channel);
+    const pending = batch.sent.promise;
+    void pending.then(() => {
+      if (this.subscriptions.get(channel) === pending) this.subscriptions.delete(channel);
+    });
+    return pending;
+  }
+
+  private sendSubscribes(batch: SubscribeBatch): void {
+    if (this.subscribeBatch === batch) this.subscribeBatch = null;
+    // UNSUBSCRIBEs asked for before go first: a channel unwatched and watched again in one turn ends subscribed.
+    this.sendUnsubscribes();
+    // Channels unwatched again before this turn ended are left out.
+    const channels = [...new Set(batch.channels)].filter((c) => this.listeners.has(c));
+    if (channels.length === 0 || this.closed) {
+      batch.sent.resolve();
+      return;
+    }
+    // A failed SUBSCRIBE is retried by autoResubscribe on reconnect; the core's poll covers us meanwhile.
+    batch.sub.subscribe(...channels).then(
+      () => {
+        if (batch.epoch === this.subscriberEpoch) for (const c of channels) if (this.listeners.has(c)) this.confirmed.add(c);
+        batch.sent.resolve();
+      },
+      (err: unknown) => {
+        this.lastError = err;
+        batch.sent.resolve();
+      },
+    );
+  }
+
+  /** UNSUBSCRIBEs `channel` with every other channel unwatched in this turn, in one command. */
+  private unsubscribeSoon(sub: Redis, channel: string): void {
+    if (this.unsubscribing.size === 0) queueMicrotask(() => this.sendUnsubscribes());
+    this.unsubscribing.set(channel, sub);
+  }
+
+  private sendUnsubscribes(): void {
+    if (this.unsubscribing.size === 0) return;
+    const bySubscriber = new Map<Redis, string[]>();
+    // A channel watched again since is in a SUBSCRIBE sent after this (see `sendSubscribes`).
+    for (const [channel, sub] of this.unsubscribing) {
+      const list = bySubscriber.get(sub) ?? [];
+      list.push(channel);
+      bySubscriber.set(sub, list);
+    }
+    this.unsubscribing.clear();
+    if (this.closed) return;
+    for (const [sub, channels] of bySubscriber) {
+      sub.unsubscribe(...channels).catch((err: unknown) => {
+        this.lastError = err;
+      });
+    }
   }
 
   /**
@@ -184,6 +239,11 @@ export class RedisNode {
     // (MaxListenersExceededWarning with many elections).
     this.subscriberClosed ??= signal();
     return Promise.race([pending, this.subscriberClosed.promise]);
+  }
+
+  /** Whether `subscribed(channel)` would wait: a SUBSCRIBE of it is not answered yet. Synchronous. */
+  subscribing(channel: string): boolean {
+    return this.subscriptions.has(channel) && this.subscriber !== null;
   }
 
   /**
@@ -510,6 +570,15 @@ export class RedisNode {
   private closedError(election?: string): ConclaveError {
     return new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: KIND, election });
   }
+}
+
+/** Channels to SUBSCRIBE in one command, and the promise that settles once it was answered. */
+interface SubscribeBatch {
+  sub: Redis;
+  channels: string[];
+  /** The subscriber's epoch when they were asked for: a confirmation from an older connection does not count. */
+  epoch: number;
+  sent: Signal;
 }
 
 interface Signal {
