@@ -2,7 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { startExample, killAll, uniqueElection, type ExampleProcess } from './example-process';
 
 const BASE_PORT = 19_000 + (process.pid % 1000) * 2;
-/** The worker's lease is the default (10 s): a take-over much sooner proves a release, not an expiry. */
+/**
+ * A protocol bound, not a speed: the worker runs the default lease (10 s), renewed every third of
+ * it, so at the SIGTERM the leader's lease has at least 10 000 − 3 334 ≈ 6 666 ms left on the
+ * server. A take-over within 5 000 ms (1 666 ms of margin) can only come from the release, never
+ * from the lease running out.
+ */
 const HAND_OVER_LIMIT_MS = 5_000;
 
 describe('examples/kubernetes', () => {
