@@ -27,14 +27,18 @@ export type SqlValue = string | number | null;
  * `x');DROP TABLE t;--` stays data in every session. Numbers must be safe integers.
  */
 export function bind(sql: string, values: readonly SqlValue[]): string {
-  let i = 0;
-  const out = sql.replace(/\?/g, () => {
-    if (i >= values.length) throw new Error(`bind: more placeholders than values in ${sql}`);
-    return literal(values[i++] as SqlValue);
-  });
-  if (i !== values.length) throw new Error(`bind: ${values.length} values for ${i} placeholders`);
+  // split/join, not a replace callback: a batch of a thousand elections has thousands of
+  // placeholders, bound every renew interval.
+  const parts = sql.split('?');
+  if (parts.length - 1 !== values.length) throw new Error(`bind: ${values.length} values for ${parts.length - 1} placeholders`);
+  let out = parts[0] as string;
+  for (let i = 0; i < values.length; i++) out += literal(values[i] as SqlValue) + (parts[i + 1] as string);
   return out;
 }
+
+/** Hex literals of recent strings: election names and candidate ids come back every renewal. */
+const hexLiterals = new Map<string, string>();
+const HEX_LITERALS_KEPT = 100_000;
 
 export function literal(value: SqlValue): string {
   if (value === null) return 'NULL';
@@ -43,9 +47,15 @@ export function literal(value: SqlValue): string {
     return String(value);
   }
   if (typeof value !== 'string') throw new Error(`bind: unsupported value of type ${typeof value}`);
-  // The hex literal is a binary string; compared with the ascii_bin columns it compares bytes,
-  // which is what we want. An empty string needs the special form X''.
-  return `X'${Buffer.from(value, 'utf8').toString('hex')}'`;
+  let hex = hexLiterals.get(value);
+  if (hex === undefined) {
+    // The hex literal is a binary string; compared with the ascii_bin columns it compares bytes,
+    // which is what we want. An empty string needs the special form X''.
+    hex = `X'${Buffer.from(value, 'utf8').toString('hex')}'`;
+    if (hexLiterals.size >= HEX_LITERALS_KEPT) hexLiterals.clear();
+    hexLiterals.set(value, hex);
+  }
+  return hex;
 }
 
 /** `table` has been validated as a plain identifier (mysql-options.ts); quoting is belt and braces. */
@@ -396,6 +406,22 @@ export function leaderSql(table: string, election: string): string {
   ${epochMs('renewed_at')} AS renewed_ms, ${epochMs('expires_at')} AS ends_ms
 FROM ${q(table)} WHERE name = ? AND ${HELD}`,
     [election],
+  );
+}
+
+/**
+ * The elections of `watched` whose term is no longer the one given, or whose lease is free: what
+ * the followers parked beyond `maxWatchConnections` need to hear of. Read-only, on the primary
+ * key; at steady state it returns nothing.
+ */
+export function changedTermsSql(table: string, watched: ReadonlyArray<readonly [election: string, term: number]>): string {
+  const values: SqlValue[] = [];
+  for (const [election] of watched) values.push(election);
+  for (const [election, term] of watched) values.push(election, term);
+  return bind(
+    `SELECT name FROM ${q(table)} WHERE name IN (${watched.map(() => '?').join(', ')})
+  AND ((name, term) NOT IN (${watched.map(() => '(?, ?)').join(', ')}) OR ${FREE})`,
+    values,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { MysqlExecutor } from './mysql-pool';
 import type { MysqlDedicatedConnection } from './mysql-pool-types';
+import { ParkedPoll, type ParkedWaiter } from './mysql-parked-poll';
 import { bind, lockName } from './mysql-sql';
 
 /** How long one follower's `GET_LOCK` blocks before it is sent again, s (one statement per this, per watched election). */
@@ -12,7 +13,7 @@ const MAX_RETRY_MS = 2_000;
  * The followers' side of the wake-up. A follower that knows the current term blocks in
  * `GET_LOCK` on that term's lock, on a connection of its own (a blocked session can wait on one
  * lock only): one connection per watched election, at most `maxConnections` per backend.
- * Elections beyond that are parked and polled by the core as if there were no push.
+ * Elections beyond that are parked: one `ParkedPoll` looks at all of them together.
  *
  * MySQL grants a released lock to one waiter at a time. A follower that gets it releases it at
  * once and wakes its Elector, which passes the lock to the next follower: the wake-up ripples
@@ -20,7 +21,8 @@ const MAX_RETRY_MS = 2_000;
  * never waits on that lock again and the ripple ends.
  *
  * Cost per watched election: one connection blocked in `GET_LOCK`, one statement per change of
- * term plus one every WAIT_SECONDS while nothing changes.
+ * term plus one every WAIT_SECONDS while nothing changes; per parked one, a share of the
+ * parked poll's statement.
  */
 export class WakeListener {
   private readonly waiters = new Set<TermWaiter>();
@@ -41,17 +43,19 @@ export class WakeListener {
     /** Whether this backend leads an election: its own followers then have nothing to wait for. */
     leads: (election: string) => boolean,
   ) {
-    this.slots = new Slots(maxConnections);
+    const termToWatch = (election: string): number | null => {
+      const term = this.terms.get(election);
+      return term === undefined || term === null || leads(election) ? null : term;
+    };
+    const parked = new ParkedPoll({ executor, table, queryTimeoutMs, isClosed: () => this.closed, termToWatch });
+    this.slots = new Slots(maxConnections, parked);
     this.host = {
       executor,
       table,
       queryTimeoutMs,
       slots: this.slots,
       isClosed: () => this.closed,
-      termToWatch: (election) => {
-        const term = this.terms.get(election);
-        return term === undefined || term === null || leads(election) ? null : term;
-      },
+      termToWatch,
       track: (kill) => {
         this.kills.add(kill);
         void kill.finally(() => this.kills.delete(kill));
@@ -71,9 +75,10 @@ export class WakeListener {
   }
 
   /**
-   * Whether the waiter of `candidateId` for `election` can deliver a wake-up now: it is live, holds
-   * a slot (its connection is open or being opened, not parked beyond maxConnections) and the
-   * lock it waits on is one a leader holds. Synchronous, no I/O (ElectionBackend.isWatching).
+   * Whether the waiter of `candidateId` for `election` can deliver a wake-up now: it is live, and
+   * either holds a slot (its connection is open or being opened) and waits on a lock a leader
+   * holds, or is parked beyond maxConnections while the parked poll works and there is a term to
+   * watch. Synchronous, no I/O (ElectionBackend.isWatching).
    */
   isWatching(election: string, candidateId: string): boolean {
     if (this.closed) return false;
@@ -131,15 +136,17 @@ interface WaiterHost {
 /** The maxConnections slots: a waiter holds one while its connection is open or being opened. */
 class Slots {
   private taken = 0;
-  /** Waiters that found every slot taken; the next free slot goes to one of them. */
-  private readonly parked = new Set<TermWaiter>();
 
-  constructor(private readonly max: number) {}
+  /** `parked`: the waiters that found every slot taken; the next free slot goes to one of them. */
+  constructor(
+    private readonly max: number,
+    private readonly parked: ParkedPoll,
+  ) {}
 
   /** Takes a slot for `w`, or parks it until one frees up (false). */
   take(w: TermWaiter): boolean {
     if (this.taken >= this.max) {
-      this.parked.add(w);
+      if (!this.parked.has(w)) this.parked.add(w);
       return false;
     }
     this.parked.delete(w);
@@ -155,12 +162,17 @@ class Slots {
     this.parked.delete(w);
   }
 
+  /** Whether `w` is parked and its election looked at by the parked poll. */
+  watchedParked(w: TermWaiter): boolean {
+    return this.parked.live && this.parked.has(w);
+  }
+
   /** A slot is free: hand it to parked waiters, one after another until one takes it. */
   unpark(): void {
-    for (const w of [...this.parked]) {
+    for (const w of this.parked.list()) {
       if (this.taken >= this.max) return;
       this.parked.delete(w);
-      w.kick(); // runs synchronously up to taking the slot, or parks again
+      (w as TermWaiter).kick(); // runs synchronously up to taking the slot, or parks again
     }
   }
 
@@ -170,7 +182,7 @@ class Slots {
 }
 
 /** One candidate's wait for the end of the current term of one election. */
-class TermWaiter {
+class TermWaiter implements ParkedWaiter {
   private active = true;
   private running = false;
   /** A GET_LOCK is in flight on `connection`. */
@@ -202,9 +214,23 @@ class TermWaiter {
     return !this.active;
   }
 
-  /** Live, holding a slot, and waiting on a lock a leader holds. */
+  /** Live, and holding a slot and waiting on a lock a leader holds, or parked with a term to watch. */
   get canWake(): boolean {
-    return this.active && this.slot && !this.lockMissing;
+    if (!this.active) return false;
+    if (this.slot) return !this.lockMissing;
+    return this.host.slots.watchedParked(this) && this.host.termToWatch(this.election) !== null;
+  }
+
+  /** The parked poll found the term ended or the lease free: wake the Elector, once per term. */
+  termEnded(term: number): void {
+    if (!this.active || term === this.doneTerm) return;
+    this.doneTerm = term;
+    this.fire();
+  }
+
+  /** The parked poll failed: the Elector polls until it works again (see `lostSlot`). */
+  deliveryChanged(): void {
+    if (!this.host.slots.watchedParked(this)) this.fire();
   }
 
   /** Look again now: start the wait, or cut a back-off sleep short. */

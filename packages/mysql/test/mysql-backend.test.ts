@@ -537,39 +537,59 @@ describe('wake-up and hand-over', () => {
     }, 'another election to get the freed lock', 15_000, 100);
   });
 
-  test('watch() costs are bounded: elections beyond maxWatchConnections are polled, and unwatch frees everything', async () => {
+  /** The sessions blocked in `GET_LOCK` on the term locks of `elections` (`tokens[i]` the term of `elections[i]`). */
+  async function sessionsWaitingOn(elections: string[], tokens: number[], on = table): Promise<number> {
+    const hexOf = (election: string, term: number) =>
+      Buffer.from(`conclave:${createHash('sha256').update(`${on}\0${election}`).digest('base64url').slice(0, 32)}:${term}`).toString('hex');
+    const locks = elections.map((election, i) => hexOf(election, tokens[i]!).toUpperCase());
+    const rows = (await query(userPool(), `SELECT INFO AS info FROM information_schema.PROCESSLIST WHERE INFO LIKE '%GET_LOCK%'`)) as Array<{
+      info: string | null;
+    }>;
+    return rows.filter((r) => locks.some((lock) => String(r.info).toUpperCase().includes(lock))).length;
+  }
+
+  test('watch() costs are bounded: at most maxWatchConnections sessions wait in GET_LOCK, the parked elections wake by one shared poll, and unwatch frees everything', async () => {
     const a = backend({ maxWatchConnections: 2 });
     const b = backend({ maxWatchConnections: 2 });
     const names = Array.from({ length: 5 }, () => uniqueElection('cap'));
-    for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
+    const tokens: number[] = [];
+    for (const election of names) tokens.push(leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 })).token);
     const woken = new Set<string>();
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
     const unwatch = names.map((election) => b.changes!.watch(election, 'B', () => woken.add(election)));
+    await eventually(async () => (await sessionsWaitingOn(names, tokens)) === 2, 'two sessions waiting (the slots)');
+    // Every watched election is watched: two by their locks, three by the parked poll.
+    expect(names.filter((election) => b.changes!.isWatching!(election, 'B'))).toHaveLength(5);
+    expect(b.changes!.isWatching!(names[0]!, 'someone-else')).toBe(false);
     await sleep(300);
+    expect(await sessionsWaitingOn(names, tokens)).toBe(2);
     for (const election of names) await a.release({ election, candidateId: 'A' });
-    await eventually(() => woken.size >= 2, 'the watched elections to wake');
+    // The leases were 10 s long: a wake-up well before they end came from the lock or the poll.
+    await eventually(() => woken.size === 5, 'every watched election to wake', 5_000);
     unwatch.forEach((u) => u());
+    expect(names.filter((election) => b.changes!.isWatching!(election, 'B'))).toHaveLength(0);
+    await eventually(async () => (await sessionsWaitingOn(names, tokens)) === 0, 'no session left waiting');
   });
 
-  test('isWatching is true only for elections whose waiter holds a slot; a freed slot goes to a parked one', async () => {
-    const a = backend({ maxWatchConnections: 2 });
-    const b = backend({ maxWatchConnections: 2 });
-    const names = Array.from({ length: 4 }, () => uniqueElection('isw'));
+  test('while the parked poll fails, the parked elections are not watched (their Electors poll) and are told; once it works, they are watched again', async () => {
+    const own = uniqueTable('parked');
+    const a = backend({ uri: uriFor(own), maxWatchConnections: 1 });
+    const b = backend({ uri: uriFor(own), maxWatchConnections: 1 });
+    const names = Array.from({ length: 3 }, () => uniqueElection('poll'));
     for (const election of names) leader(await a.campaign({ election, candidateId: 'A', leaseMs: 10_000 }));
-    // The leader's locks are taken in the background after its campaign: let them be held.
-    await sleep(200);
-    const unwatch = names.map((election) => b.changes!.watch(election, 'B', () => undefined));
     for (const election of names) await b.campaign({ election, candidateId: 'B', leaseMs: 10_000 });
+    const told = new Set<string>();
+    const unwatch = names.map((election) => b.changes!.watch(election, 'B', () => told.add(election)));
     const watching = () => names.filter((election) => b.changes!.isWatching!(election, 'B'));
-    await eventually(() => watching().length === 2, 'two elections watched (the slots)');
-    expect(b.changes!.isWatching!(names[0]!, 'someone-else')).toBe(false);
-    const before = watching();
-    // Freeing one slot hands it to a parked election.
-    unwatch[names.indexOf(before[0]!)]!();
-    await eventually(() => watching().length === 2 && !watching().includes(before[0]!), 'a parked election takes the slot');
+    await eventually(() => watching().length === 3, 'all three watched');
+    await dropTable(own);
+    // The one waiting in GET_LOCK still waits; the two parked ones lose their poll.
+    await eventually(() => watching().length === 1, 'only the election with a slot watched', 5_000);
+    const parked = names.filter((election) => !watching().includes(election));
+    await eventually(() => parked.every((election) => told.has(election)), 'the parked elections told', 5_000);
+    await b.ensureSchema();
+    await eventually(() => watching().length === 3, 'all three watched again', 5_000);
     unwatch.forEach((u) => u());
-    expect(watching()).toHaveLength(0);
-    await b.close();
-    expect(b.changes!.isWatching!(names[1]!, 'B')).toBe(false);
+    await dropTable(own);
   });
 });
