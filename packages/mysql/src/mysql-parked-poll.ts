@@ -34,7 +34,9 @@ export interface ParkedPollHost {
  * Electors poll as without a wake-up.
  */
 export class ParkedPoll {
-  private readonly waiters = new Set<ParkedWaiter>();
+  /** election → its parked waiters; a waiter is in at most one set. */
+  private readonly byElection = new Map<string, Set<ParkedWaiter>>();
+  private count = 0;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
   private failed = false;
@@ -47,26 +49,36 @@ export class ParkedPoll {
   }
 
   add(waiter: ParkedWaiter): void {
-    this.waiters.add(waiter);
+    let set = this.byElection.get(waiter.election);
+    if (!set) this.byElection.set(waiter.election, (set = new Set()));
+    if (set.has(waiter)) return;
+    set.add(waiter);
+    this.count++;
     this.arm();
   }
 
   delete(waiter: ParkedWaiter): void {
-    this.waiters.delete(waiter);
-    if (this.waiters.size === 0) this.disarm();
+    const set = this.byElection.get(waiter.election);
+    if (!set?.delete(waiter)) return;
+    this.count--;
+    if (set.size === 0) this.byElection.delete(waiter.election);
+    if (this.count === 0) this.disarm();
   }
 
   has(waiter: ParkedWaiter): boolean {
-    return this.waiters.has(waiter);
+    return this.byElection.get(waiter.election)?.has(waiter) === true;
   }
 
-  /** The parked waiters, oldest first (a free slot goes to the first). */
+  /** The parked waiters, elections parked first first (a free slot goes to the first). */
   list(): ParkedWaiter[] {
-    return [...this.waiters];
+    const all: ParkedWaiter[] = [];
+    for (const set of this.byElection.values()) for (const w of set) all.push(w);
+    return all;
   }
 
   clear(): void {
-    this.waiters.clear();
+    this.byElection.clear();
+    this.count = 0;
     this.disarm();
   }
 
@@ -75,7 +87,7 @@ export class ParkedPoll {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.poll().finally(() => {
-        if (this.waiters.size > 0) this.arm();
+        if (this.count > 0) this.arm();
       });
     }, PARKED_POLL_MS);
     this.timer.unref?.();
@@ -90,26 +102,31 @@ export class ParkedPoll {
     if (this.polling || this.host.isClosed()) return;
     this.polling = true;
     try {
-      const byElection = new Map<string, { term: number; waiters: ParkedWaiter[] }>();
-      for (const w of this.waiters) {
-        const term = this.host.termToWatch(w.election);
+      const elections: string[] = [];
+      const terms: number[] = [];
+      for (const election of this.byElection.keys()) {
+        const term = this.host.termToWatch(election);
         if (term === null) continue;
-        const entry = byElection.get(w.election);
-        if (entry) entry.waiters.push(w);
-        else byElection.set(w.election, { term, waiters: [w] });
+        elections.push(election);
+        terms.push(term);
       }
-      const watched = [...byElection].map(([election, { term }]) => [election, term] as const);
-      const changed: string[] = [];
-      for (let i = 0; i < watched.length; i += PARKED_POLL_BATCH) {
-        const [rows] = (await this.host.executor.run([changedTermsSql(this.host.table, watched.slice(i, i + PARKED_POLL_BATCH))])) as [
-          Array<{ name: string }>,
-        ];
-        for (const row of rows) changed.push(String(row.name));
+      const changed: Array<[election: string, term: number]> = [];
+      for (let i = 0; i < elections.length; i += PARKED_POLL_BATCH) {
+        const chunk = elections.slice(i, i + PARKED_POLL_BATCH);
+        const sql = changedTermsSql(this.host.table, chunk, terms.slice(i, i + PARKED_POLL_BATCH));
+        const [rows] = (await this.host.executor.run([sql])) as [Array<{ name: string }>];
+        if (rows.length === 0) continue;
+        const termOf = new Map(chunk.map((election, k) => [election, terms[i + k] as number]));
+        for (const row of rows) {
+          const election = String(row.name);
+          const term = termOf.get(election);
+          if (term !== undefined) changed.push([election, term]);
+        }
       }
       this.setFailed(false);
-      for (const election of changed) {
-        const entry = byElection.get(election);
-        if (entry) for (const w of entry.waiters) if (this.waiters.has(w)) w.termEnded(entry.term);
+      for (const [election, term] of changed) {
+        const set = this.byElection.get(election);
+        if (set) for (const w of [...set]) w.termEnded(term);
       }
     } catch {
       this.setFailed(true);
@@ -121,6 +138,6 @@ export class ParkedPoll {
   private setFailed(failed: boolean): void {
     if (this.failed === failed) return;
     this.failed = failed;
-    for (const w of this.waiters) w.deliveryChanged();
+    for (const w of this.list()) w.deliveryChanged();
   }
 }

@@ -81,6 +81,15 @@ export function isNoSuchTable(err: unknown): boolean {
  * `BACKEND_UNAVAILABLE` and destroys its connection, which may be stuck on a frozen server
  * (mysql2's own query timeout leaves such a connection checked out forever).
  */
+/**
+ * The statements are bound already (`bind` in mysql-sql.ts): sent as they are, instead of mysql2
+ * scanning each for placeholders it will not fill (a renewal batch of a thousand elections is a
+ * long statement, sent every renew interval).
+ */
+function sentAsBound(sql: string): string {
+  return sql;
+}
+
 export class MysqlExecutor {
   private pool: MysqlPool | null = null;
   private poolPromise: Promise<MysqlPool> | null = null;
@@ -236,6 +245,7 @@ export class MysqlExecutor {
       connectTimeout: this.timeoutMs,
       enableKeepAlive: true,
       supportBigNumbers: true,
+      queryFormat: sentAsBound,
       ...(s.tls ? { ssl: mysql2SslOption(s.tls) } : {}),
     }) as unknown as MysqlDedicatedConnection;
     connection.on('error', () => {
@@ -295,6 +305,7 @@ export class MysqlExecutor {
       multipleStatements: true,
       enableKeepAlive: true,
       supportBigNumbers: true,
+      queryFormat: sentAsBound,
       ...(s.tls ? { ssl: mysql2SslOption(s.tls) } : {}),
     }) as unknown as MysqlPool;
     // Idle pooled connections report a lost server as an 'error' event; the pool drops them. This

@@ -410,17 +410,16 @@ FROM ${q(table)} WHERE name = ? AND ${HELD}`,
 }
 
 /**
- * The elections of `watched` whose term is no longer the one given, or whose lease is free: what
+ * The elections whose term is no longer the one given (`terms[i]` for `elections[i]`), or whose lease is free: what
  * the followers parked beyond `maxWatchConnections` need to hear of. Read-only, on the primary
  * key; at steady state it returns nothing.
  */
-export function changedTermsSql(table: string, watched: ReadonlyArray<readonly [election: string, term: number]>): string {
-  const values: SqlValue[] = [];
-  for (const [election] of watched) values.push(election);
-  for (const [election, term] of watched) values.push(election, term);
+export function changedTermsSql(table: string, elections: readonly string[], terms: readonly number[]): string {
+  const values: SqlValue[] = [...elections];
+  elections.forEach((election, i) => values.push(election, terms[i] as number));
   return bind(
-    `SELECT name FROM ${q(table)} WHERE name IN (${watched.map(() => '?').join(', ')})
-  AND ((name, term) NOT IN (${watched.map(() => '(?, ?)').join(', ')}) OR ${FREE})`,
+    `SELECT name FROM ${q(table)} WHERE name IN (${elections.map(() => '?').join(', ')})
+  AND ((name, term) NOT IN (${elections.map(() => '(?, ?)').join(', ')}) OR ${FREE})`,
     values,
   );
 }
