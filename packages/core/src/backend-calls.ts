@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BackendStateTracker } from './backend-state';
 import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
+import { gridTimers } from './grid-timers';
 import type { ElectorMetrics } from './metrics';
 import { warnWhenUnreachable } from './unreachable-warning';
 
@@ -79,15 +80,16 @@ export class BackendCalls {
   ): Promise<T> {
     const controller = this.spareController ?? new AbortController();
     this.spareController = null;
+    const deadlineMs = performance.now() + timeoutMs;
     let call: Promise<T>;
     try {
-      call = send({ signal: controller.signal, deadlineMs: performance.now() + timeoutMs });
+      call = send({ signal: controller.signal, deadlineMs });
     } catch (err) {
       call = Promise.reject(err);
     }
     const started = performance.now();
-    // One promise and one timer per call, no more: a leader of thousands of elections makes
-    // thousands of these a second. A late answer, or a late failure, is ignored.
+    // One promise per call, no more: a leader of thousands of elections makes thousands of these
+    // a second. A late answer, or a late failure, is ignored.
     return new Promise<T>((resolve, reject) => {
       let done = false;
       const failed = (err: unknown) => {
@@ -96,20 +98,22 @@ export class BackendCalls {
         this.metrics.backendCall(operation, performance.now() - started, type);
         reject(err);
       };
-      // Whole milliseconds, rounded down (giving up a fraction of a millisecond early is safe):
-      // Node keeps one timer list per distinct delay, and a fractional delay makes a list of its
-      // own for each of a leader of thousands' renewals.
-      const timer = setTimeout(() => {
+      // A slot of the shared grid, not a timer per call: a leader of thousands of elections makes
+      // thousands of calls a second, and those sent in one turn give up in one slot. The slot is
+      // the whole millisecond at or before the timeout (giving up a fraction early is safe).
+      const giveUpAt = Math.floor(deadlineMs);
+      const giveUp = () => {
         done = true;
         const err = this.unavailable(timeoutMessage);
         controller.abort(err);
         failed(err);
-      }, Math.max(0, Math.floor(timeoutMs)));
+      };
+      gridTimers.add(giveUpAt, giveUp);
       // The answer came first: the timer goes, and the controller, never aborted, serves again.
       const answered = (): boolean => {
         if (done) return false;
         done = true;
-        clearTimeout(timer);
+        gridTimers.remove(giveUpAt, giveUp);
         this.spareController = controller;
         return true;
       };
