@@ -199,7 +199,8 @@ class TermWaiter implements ParkedWaiter {
   private misses = 0;
   /** The term `misses` counts for; a new term starts the count again. */
   private missTerm: number | null = null;
-  private readonly abort = new AbortController();
+  /** Ends the waiter's queries on stop(); made on first use (most waiters of a big process stay parked). */
+  private abortController: AbortController | null = null;
   /** Cuts a back-off sleep short when something changed. */
   private nudge: (() => void) | null = null;
 
@@ -233,6 +234,12 @@ class TermWaiter implements ParkedWaiter {
     if (!this.host.slots.watchedParked(this)) this.fire();
   }
 
+  private get signal(): AbortSignal {
+    this.abortController ??= new AbortController();
+    if (!this.active) this.abortController.abort();
+    return this.abortController.signal;
+  }
+
   /** Look again now: start the wait, or cut a back-off sleep short. */
   kick(): void {
     if (!this.active || this.host.isClosed()) return;
@@ -246,7 +253,7 @@ class TermWaiter implements ParkedWaiter {
   /** Ends the wait for good; resolves once a blocked session is killed. */
   stop(): Promise<void> {
     this.active = false;
-    this.abort.abort();
+    this.abortController?.abort();
     this.nudge?.();
     return this.dropConnection();
   }
@@ -303,7 +310,7 @@ class TermWaiter implements ParkedWaiter {
               bind('SELECT RELEASE_LOCK(?)', [lockName(this.host.table, this.election, term)]),
               this.election,
               this.host.queryTimeoutMs,
-              this.abort.signal,
+              this.signal,
             )
             .catch(() => void this.dropConnection());
           this.fire();
@@ -341,7 +348,7 @@ class TermWaiter implements ParkedWaiter {
         bind(`SELECT IF(IS_USED_LOCK(?) IS NULL, -1, GET_LOCK(?, ${WAIT_SECONDS})) AS got`, [name, name]),
         this.election,
         WAIT_SECONDS * 1000 + this.host.queryTimeoutMs,
-        this.abort.signal,
+        this.signal,
       )) as Array<{ got: unknown }>;
       return rows[0]?.got === null || rows[0]?.got === undefined ? null : Number(rows[0].got);
     } catch {
