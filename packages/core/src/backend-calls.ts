@@ -4,7 +4,7 @@ import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
 import { gridTimers } from './grid-timers';
 import type { ElectorMetrics } from './metrics';
-import { warnWhenUnreachable } from './unreachable-warning';
+import { UnreachableWarning } from './unreachable-warning';
 
 /** What the call is for, as `conclave.operation.name` names it. */
 export type CallOperation = 'campaign' | 'renew' | 'release';
@@ -25,7 +25,7 @@ export class BackendCalls {
   /** Whether a call has succeeded since start(): until then, `health()` is not ok. */
   answered = false;
 
-  private readonly unreachableWarning: { forget(): void } | null = null;
+  private readonly unreachableWarning: UnreachableWarning | null = null;
   /**
    * The controller of the last call, which ended before we gave up on it: the next call reuses it
    * (most calls are never given up on, and an AbortController per renewal is a large part of what
@@ -39,17 +39,20 @@ export class BackendCalls {
     private readonly metrics: ElectorMetrics,
     private readonly lastToken: () => number | null,
   ) {
-    const { backend, election, options } = setup;
-    if (options.warnUnreachable) {
-      this.unreachableWarning = warnWhenUnreachable({
-        election,
-        backend,
-        backendKind: backend.kind,
-        states: { subscribe: (next) => this.states.listen(next) },
-        failures: () => this.failures,
-        lastError: () => this.lastFailure,
-      });
+    if (setup.options.warnUnreachable) {
+      this.unreachableWarning = new UnreachableWarning(this, setup.backend.kind);
+      this.states.listen(this.unreachableWarning);
     }
+  }
+
+  /** The election, for the unreachable warning. */
+  get election(): string {
+    return this.setup.election;
+  }
+
+  /** The backend object, for the unreachable warning (elections sharing it share one warning). */
+  get backend(): object {
+    return this.setup.backend;
   }
 
   /** On start: no failures yet, and silence is counted from now. */

@@ -21,16 +21,17 @@ export class BackendStateTracker {
   private subject: Subject<BackendState> | null = null;
   private stream: Observable<BackendState> | null = null;
   /** Told of every change before the stream (the unreachable warning), without a subscription each. */
-  private readonly listeners: Array<(state: BackendState) => void> = [];
+  /** Told every change (the unreachable warning): an object, not a closure per Elector. */
+  private listener: { onState(state: BackendState): void } | null = null;
 
   /** Changes of the state. */
   get changes$(): Observable<BackendState> {
     return (this.stream ??= (this.subject ??= new Subject()).asObservable());
   }
 
-  /** Calls `listener` on every change from now on. */
-  listen(listener: (state: BackendState) => void): void {
-    this.listeners.push(listener);
+  /** Tells `listener` every change from now on (one listener). */
+  listen(listener: { onState(state: BackendState): void }): void {
+    this.listener = listener;
   }
 
   /** The last state, or `null` before the first outcome after `start()`. */
@@ -65,7 +66,7 @@ export class BackendStateTracker {
 
   private set(next: BackendState): void {
     this.current = next;
-    for (const listener of this.listeners) listener(next);
+    this.listener?.onState(next);
     this.subject?.next(next);
   }
 }
