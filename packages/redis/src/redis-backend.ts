@@ -25,7 +25,7 @@ import {
   type RenewResult,
   type LeaderMetadataKept,
 } from '@conclave/core/spi';
-import { electionKeys, type ElectionKeys } from './redis-keys';
+import { changedChannel, electionKeys, type ElectionKeys } from './redis-keys';
 import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';
 import { EXISTS } from './redis-scripts';
@@ -255,7 +255,7 @@ export class RedisBackend implements ElectionBackend {
           this.keyspaceAttach.delete(watchKey);
           unsubscribers.push(
             node.watch(keyspaceChannel, (event) => {
-              const hint = this.leaseEndOf(event, election, candidateId);
+              const hint = this.leaseEndOf(event, election, watchKey);
               if (hint !== null) deliver(hint);
             }),
           );
@@ -295,15 +295,16 @@ export class RedisBackend implements ElectionBackend {
    * now ends one holder's lease from now; `expired` → it has ended (0); `del` (a release, a forced
    * install) → a change. The holder's lease length comes from the follower's last answer; unknown,
    * a renewal tells nothing. With candidates tracked, the end is brought forward to when this
-   * candidate must campaign to stay listed. Anything else (`hset`, a reconnect): null.
+   * candidate must campaign to stay listed. Anything else (`hset`, a reconnect): null. `watchKey`:
+   * "election\ninstance", made once per watch (this runs for every renewal of every election).
    */
-  private leaseEndOf(event: string | null, election: string, candidateId: string): 'change' | number | null {
+  private leaseEndOf(event: string | null, election: string, watchKey: string): 'change' | number | null {
     if (event === 'del') return 'change';
     if (event === 'expired') return 0;
     if (event !== 'expire') return null;
     const holderLease = this.holderLeases.get(election);
     if (holderLease === undefined) return null;
-    const listedUntil = this.listedUntil.get(`${election}\n${candidateId}`);
+    const listedUntil = this.listedUntil.get(watchKey);
     return listedUntil === undefined ? holderLease : Math.max(0, Math.min(holderLease, Math.floor(listedUntil - performance.now())));
   }
 
@@ -361,7 +362,7 @@ export class RedisBackend implements ElectionBackend {
    */
   private isWatching(election: string, _candidateId: string): boolean {
     if (this.closed) return false;
-    const { channel } = electionKeys(this.options.keyPrefix, election);
+    const channel = changedChannel(this.options.keyPrefix, election);
     let confirmed = 0;
     for (const node of this.nodes) if (node.isSubscribed(channel)) confirmed++;
     return confirmed >= Math.floor(this.nodes.length / 2) + 1;

@@ -355,14 +355,12 @@ export class RedisNode {
   }
 
   private dispatch(channel: string, message: string | null): void {
-    for (const listener of [...(this.listeners.get(channel) ?? [])]) {
-      try {
-        listener(message);
-      } catch {
-        // A listener is the core's hint handler, which does not throw; one that does must not
-        // stop the others from hearing the message.
-      }
-    }
+    const set = this.listeners.get(channel);
+    if (!set) return;
+    // One listener is the usual case (a message per renewal of every election watched): no copy.
+    // Several are copied first, as one may unwatch another.
+    if (set.size === 1) for (const listener of set) callListener(listener, message);
+    else for (const listener of [...set]) callListener(listener, message);
   }
 
   private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
@@ -590,6 +588,15 @@ function signal(): Signal {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+function callListener(listener: (message: string | null) => void, message: string | null): void {
+  try {
+    listener(message);
+  } catch {
+    // A listener is the core's hint handler, which does not throw; one that does must not stop
+    // the others from hearing the message.
+  }
 }
 
 function isNoScript(err: unknown): boolean {
