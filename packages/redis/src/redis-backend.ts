@@ -95,6 +95,11 @@ export class RedisBackend implements ElectionBackend {
   private readonly listedUntil = new Map<string, number>();
   /** "election\ninstance" → subscribes that watch to the lease key's keyspace channel, until it has. */
   private readonly keyspaceAttach = new Map<string, () => void>();
+  /**
+   * Watched election → its `changed` channel and how many watches it has: `isWatching` runs at
+   * every look of every follower, and a channel name built there is a new string to hash each time.
+   */
+  private readonly watchedChannels = new Map<string, { channel: string; watches: number }>();
   /** Watch deliveries due on the next turn (see `deliverNextTurn`). */
   private deliveries: Array<() => void> = [];
 
@@ -216,6 +221,7 @@ export class RedisBackend implements ElectionBackend {
     // would escape synchronously from Elector.start()).
     if (this.closed) return () => undefined;
     const { channel, lease } = electionKeys(this.options.keyPrefix, election);
+    this.countWatch(election, channel, 1);
     // In quorum mode one release publishes on every master: coalesce the copies that arrive
     // together into one hint. A change outweighs a lease end in the same burst (a revocation is a
     // PEXPIRE and then a message); of several lease ends the soonest is passed on.
@@ -267,10 +273,18 @@ export class RedisBackend implements ElectionBackend {
     return () => {
       if (stopped) return;
       stopped = true;
+      this.countWatch(election, channel, -1);
       this.listedUntil.delete(watchKey);
       this.keyspaceAttach.delete(watchKey);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
+  }
+
+  private countWatch(election: string, channel: string, by: 1 | -1): void {
+    const entry = this.watchedChannels.get(election) ?? { channel, watches: 0 };
+    entry.watches += by;
+    if (entry.watches > 0) this.watchedChannels.set(election, entry);
+    else this.watchedChannels.delete(election);
   }
 
   /**
@@ -362,7 +376,7 @@ export class RedisBackend implements ElectionBackend {
    */
   private isWatching(election: string, _candidateId: string): boolean {
     if (this.closed) return false;
-    const channel = changedChannel(this.options.keyPrefix, election);
+    const channel = this.watchedChannels.get(election)?.channel ?? changedChannel(this.options.keyPrefix, election);
     let confirmed = 0;
     for (const node of this.nodes) if (node.isSubscribed(channel)) confirmed++;
     return confirmed >= Math.floor(this.nodes.length / 2) + 1;
