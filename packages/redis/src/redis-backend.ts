@@ -96,10 +96,11 @@ export class RedisBackend implements ElectionBackend {
   /** "election\ninstance" → subscribes that watch to the lease key's keyspace channel, until it has. */
   private readonly keyspaceAttach = new Map<string, () => void>();
   /**
-   * Watched election → its `changed` channel and how many watches it has: `isWatching` runs at
-   * every look of every follower, and a channel name built there is a new string to hash each time.
+   * Watched election → its keys and how many watches it has. The calls of an Elector, and
+   * `isWatching` at each of its looks, find them here: built at each call, they are seven new
+   * strings (and the channel a new one to hash) thousands of times a second in a busy process.
    */
-  private readonly watchedChannels = new Map<string, { channel: string; watches: number }>();
+  private readonly watched = new Map<string, { keys: ElectionKeys; watches: number }>();
   /** Watch deliveries due on the next turn (see `deliverNextTurn`). */
   private deliveries: Array<() => void> = [];
 
@@ -220,8 +221,9 @@ export class RedisBackend implements ElectionBackend {
     // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
     // would escape synchronously from Elector.start()).
     if (this.closed) return () => undefined;
-    const { channel, lease } = electionKeys(this.options.keyPrefix, election);
-    this.countWatch(election, channel, 1);
+    const keys = this.keysOf(election);
+    const { channel, lease } = keys;
+    this.countWatch(election, keys, 1);
     // In quorum mode one release publishes on every master: coalesce the copies that arrive
     // together into one hint. A change outweighs a lease end in the same burst (a revocation is a
     // PEXPIRE and then a message); of several lease ends the soonest is passed on.
@@ -273,18 +275,23 @@ export class RedisBackend implements ElectionBackend {
     return () => {
       if (stopped) return;
       stopped = true;
-      this.countWatch(election, channel, -1);
+      this.countWatch(election, keys, -1);
       this.listedUntil.delete(watchKey);
       this.keyspaceAttach.delete(watchKey);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
   }
 
-  private countWatch(election: string, channel: string, by: 1 | -1): void {
-    const entry = this.watchedChannels.get(election) ?? { channel, watches: 0 };
+  private countWatch(election: string, keys: ElectionKeys, by: 1 | -1): void {
+    const entry = this.watched.get(election) ?? { keys, watches: 0 };
     entry.watches += by;
-    if (entry.watches > 0) this.watchedChannels.set(election, entry);
-    else this.watchedChannels.delete(election);
+    if (entry.watches > 0) this.watched.set(election, entry);
+    else this.watched.delete(election);
+  }
+
+  /** The keys of `election`: those of its watches while it is watched, else made afresh. */
+  private keysOf(election: string): ElectionKeys {
+    return this.watched.get(election)?.keys ?? electionKeys(this.options.keyPrefix, election);
   }
 
   /**
@@ -376,7 +383,7 @@ export class RedisBackend implements ElectionBackend {
    */
   private isWatching(election: string, _candidateId: string): boolean {
     if (this.closed) return false;
-    const channel = this.watchedChannels.get(election)?.channel ?? changedChannel(this.options.keyPrefix, election);
+    const channel = this.watched.get(election)?.keys.channel ?? changedChannel(this.options.keyPrefix, election);
     let confirmed = 0;
     for (const node of this.nodes) if (node.isSubscribed(channel)) confirmed++;
     return confirmed >= Math.floor(this.nodes.length / 2) + 1;
@@ -447,7 +454,7 @@ export class RedisBackend implements ElectionBackend {
     assertElectionName(election, this.kind);
     if (candidate.length > 0) assertInstanceId(candidate[0], this.kind, election);
     if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
-    return electionKeys(this.options.keyPrefix, election);
+    return this.keysOf(election);
   }
 }
 
