@@ -575,16 +575,18 @@ export class RedisNode {
 type Command = { script: LuaScript; calls: ScriptCall[]; at: number[] };
 
 /**
- * The calls of a batch as commands: each alone, except those naming the same `many` script,
- * which go together (at most MAX_BATCHED_CALLS a command), where the first of them was. Calls of
- * one election by one Elector never share a batch (its calls are one at a time), so sending a
- * call ahead of others of its batch changes no outcome.
+ * The calls of a batch as commands: each alone, except those naming the same `many` script (and
+ * fitting its counts), which go together (at most MAX_BATCHED_CALLS a command), where the first of
+ * them was. Calls of one election by one Elector never share a batch (its calls are one at a
+ * time), so sending a call ahead of others of its batch changes no outcome.
  */
 function commandsOf(calls: ScriptCall[]): Command[] {
   const commands: Command[] = [];
   const open = new Map<LuaScript, Command>();
   calls.forEach((call, i) => {
-    if (!call.many) {
+    const per = call.many?.perCall;
+    // A call that does not fit its batched script (not one, or other counts) goes alone.
+    if (!call.many || !per || per.keys !== call.keys.length || per.args !== call.args.length) {
       commands.push({ script: call.script, calls: [call], at: [i] });
       return;
     }

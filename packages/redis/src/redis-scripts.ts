@@ -5,6 +5,8 @@ export interface LuaScript {
   name: string;
   source: string;
   sha: string;
+  /** A `batched` script: the keys and arguments each call must have. */
+  perCall?: { keys: number; args: number };
 }
 
 function script(name: string, body: string): LuaScript {
@@ -28,7 +30,7 @@ export const MAX_BATCHED_CALLS = 100;
  * so hash slots: fine on one master (conclave does not run on Redis Cluster).
  */
 function batched(name: string, body: string, keysPerCall: number, argsPerCall: number): LuaScript {
-  return scriptOf(
+  const made = scriptOf(
     name,
     `${PRELUDE}
 local function one(KEYS, ARGV)
@@ -51,6 +53,7 @@ end
 return out
 `,
   );
+  return { ...made, perCall: { keys: keysPerCall, args: argsPerCall } };
 }
 
 // TIME is the server's clock, the only clock a lease is measured on. Before Redis 5, a script
