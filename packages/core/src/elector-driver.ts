@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { CampaignResult, LeaseEndHint, RenewResult } from './backend';
 import { BackendCalls } from './backend-calls';
 import { CallLane } from './call-lane';
-import { initialState, transition, type ElectorEffect, type ElectorEvent, type ElectorState, type MachineConfig } from './elector-machine';
+import { initialState, routeLeaseEndHint, transition, type ElectorEffect, type ElectorEvent, type ElectorState, type MachineConfig } from './elector-machine';
 import type { ElectorSetup } from './elector-setup';
 import { ConclaveError, isPermanentError } from './errors';
 import { LeaderTasks, type TermWork } from './leader-tasks';
@@ -39,6 +39,11 @@ export class ElectorDriver {
   private first: { resolve(): void; reject(err: unknown): void } | null = null;
   private stopping: Promise<void> | null = null;
   private unobserveLease: (() => void) | null = null;
+  /**
+   * The newest lease end pushed since the step was armed that could wait for it (performance.now()
+   * timeline; see `routeLeaseEndHint`): handed to the machine when the step fires.
+   */
+  private keptLeaseEnd: number | null = null;
 
   constructor(
     private readonly setup: ElectorSetup,
@@ -60,7 +65,7 @@ export class ElectorDriver {
     this.calls = new BackendCalls(setup, metrics, () => this.state.lastToken);
     this.tasks = new LeaderTasks(setup);
     this.push = new PushWatch(setup, (hint) => this.pushed(hint));
-    this.timer = new StepTimer(() => this.dispatch({ type: 'timer-fired', now: performance.now(), busy: this.lane.busy }));
+    this.timer = new StepTimer(() => this.stepDue());
     this.lane = new CallLane(
       () => this.pushed(),
       (err) => setup.log.error({ ...setup.context(), err }, 'unexpected error in election loop'),
@@ -134,7 +139,25 @@ export class ElectorDriver {
   }
 
   private pushed(hint?: LeaseEndHint): void {
-    this.dispatch({ type: 'pushed', now: performance.now(), hint, busy: this.lane.busy, watching: this.push.active() });
+    const now = performance.now();
+    if (hint !== undefined) {
+      const route = routeLeaseEndHint(this.state, { now, hint, busy: this.lane.busy }, this.config);
+      if (route === 'drop') return;
+      if (route === 'keep') {
+        this.keptLeaseEnd = now + hint.leaseRemainingMs;
+        return;
+      }
+    }
+    this.dispatch({ type: 'pushed', now, hint, busy: this.lane.busy, watching: this.push.active() });
+  }
+
+  private stepDue(): void {
+    const pushedEnd = this.keptLeaseEnd;
+    this.keptLeaseEnd = null;
+    const now = performance.now();
+    const busy = this.lane.busy;
+    if (pushedEnd === null) this.dispatch({ type: 'timer-fired', now, busy });
+    else this.dispatch({ type: 'timer-fired', now, busy, pushedEnd, watching: this.push.active() });
   }
 
   /**
@@ -182,8 +205,11 @@ export class ElectorDriver {
         setup.log[e.level]({ ...setup.context(), ...e.fields }, e.message);
         return;
       case 'arm-step':
+        // A kept lease end belongs to the step it was kept for.
+        this.keptLeaseEnd = null;
         return this.timer.arm(e.at);
       case 'cancel-step':
+        this.keptLeaseEnd = null;
         return this.timer.cancel();
       case 'arm-deadline':
         if (this.deadlineTimer) clearTimeout(this.deadlineTimer);

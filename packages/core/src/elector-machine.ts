@@ -10,8 +10,10 @@ import {
   leaseDeadline,
   mustStepDown,
   nextCampaign,
+  leaseEndWaitsForLook,
   nextRenewal,
   onChangePushed,
+  onLeaseEndLookDue,
   onLeaseEndPushed,
   renewInterval,
   renewTimeoutMs,
@@ -82,6 +84,8 @@ export interface ElectorState {
   readonly deadlineArmedAt: number | null;
   /** The armed step is a follower's look at the end of the lease its last answer named. */
   readonly leaseEndLook: boolean;
+  /** The grid slot that look is armed for; null while it waits for a push (nothing armed). */
+  readonly leaseEndLookAt: number | null;
   /** `start()` waits for the first outcome of its campaigns. */
   readonly awaitingFirst: boolean;
   /** The state published to subscribers. */
@@ -103,6 +107,7 @@ export const initialState: ElectorState = Object.freeze({
   handovers: 0,
   deadlineArmedAt: null,
   leaseEndLook: false,
+  leaseEndLookAt: null,
   awaitingFirst: false,
   view: Object.freeze({ role: 'stopped', leaderId: null, token: null }),
   duplicate: null,
@@ -117,8 +122,12 @@ export type ElectorEvent =
   | { type: 'pause' }
   | { type: 'resume' }
   | { type: 'step-down' }
-  /** The step timer fired; `busy`: a call is in flight. */
-  | { type: 'timer-fired'; now: number; busy: boolean }
+  /**
+   * The step timer fired; `busy`: a call is in flight. `pushedEnd`: the newest lease end pushed
+   * since the step was armed, kept by the driver for it (see `routeLeaseEndHint`), with
+   * `watching` as for `pushed`.
+   */
+  | { type: 'timer-fired'; now: number; busy: boolean; pushedEnd?: number; watching?: boolean }
   /** `jitter` in [0, 1): the driver's random draw for a backoff. */
   | { type: 'campaign-answered'; epoch: number; sentAt: number; now: number; result: CampaignResult; watching: boolean; jitter: number }
   /** `failures`: failed calls in a row before this one; `answered`: a call succeeded since start. */
@@ -267,7 +276,9 @@ function on(d: Draft, e: ElectorEvent): void {
       return;
     }
     case 'timer-fired':
+      if (lookMovedOn(d, e)) return;
       s.leaseEndLook = false;
+      s.leaseEndLookAt = null;
       if (e.busy) fx.push({ type: 'defer' });
       // A follower handing a term over campaigns once that is done (the hand-over arms it).
       else if (s.role === 'follower' && s.handover === null) {
@@ -342,11 +353,8 @@ function on(d: Draft, e: ElectorEvent): void {
           { role: s.role, nowMs: e.now, leaseRemainingMs: left, push: c.push, watching: e.watching, leaseEndLook: s.leaseEndLook, holdOffUntilMs: s.holdOffUntil },
           c,
         );
-        if (next) {
-          follow(d, next);
-          // Still the look at the lease's end, only moved: the next push may move it again.
-          s.leaseEndLook = true;
-        }
+        // Still the look at the lease's end, only moved: the next push may move it again.
+        if (next) lookAtLeaseEnd(d, next);
         return;
       }
       if (e.busy) fx.push({ type: 'defer' });
@@ -421,22 +429,65 @@ function campaignLost(
   // A stale node or row of ours; pacing looks again at retryMs, and ignores push then.
   const namedSelf = result.leaderId === c.instanceId;
   if (namedSelf) log(d, 'warn', 'backend reports this candidate as leader without a lease');
-  follow(
-    d,
-    nextCampaign(
-      {
-        nowMs: e.now,
-        leaseRemainingMs: result.leaseRemainingMs,
-        push: c.push,
-        watching: !namedSelf && e.watching,
-        namedSelf,
-        holdOffUntilMs: s.holdOffUntil,
-      },
-      c,
-    ),
+  const next = nextCampaign(
+    {
+      nowMs: e.now,
+      leaseRemainingMs: result.leaseRemainingMs,
+      push: c.push,
+      watching: !namedSelf && e.watching,
+      namedSelf,
+      holdOffUntilMs: s.holdOffUntil,
+    },
+    c,
   );
   // A pushed lease end may move this look (not the retryMs look at a record naming us).
-  s.leaseEndLook = !namedSelf;
+  if (namedSelf) follow(d, next);
+  else lookAtLeaseEnd(d, next);
+}
+
+/**
+ * How the driver takes a pushed lease end (`LeaseEndHint`) at `now`, before any transition: a
+ * follower of thousands of elections is told of thousands of renewals a second. `'drop'`: the
+ * `pushed` event would change nothing (a leader's own lease, a follower whose next step has
+ * another reason, a call in flight). `'keep'`: the end can wait for the armed look
+ * (`leaseEndWaitsForLook`); the driver keeps the newest such end and passes it with the look's
+ * `timer-fired`, which moves the look then: one re-arm per look, not one per renewal.
+ * `'dispatch'`: feed it as a `pushed` event now (it brings the look forward, nothing is armed to
+ * wait for, or the backend does not push lease ends and it is a plain change). Pure.
+ */
+export function routeLeaseEndHint(
+  state: ElectorState,
+  e: { now: number; hint: LeaseEndHint; busy: boolean },
+  config: MachineConfig,
+): 'drop' | 'keep' | 'dispatch' {
+  if (!config.leaseEndPush) return 'dispatch';
+  const left = e.hint.leaseRemainingMs;
+  if (e.busy || state.role !== 'follower' || !state.leaseEndLook || !(left >= 0 && Number.isFinite(left))) return 'drop';
+  const lookAtMs = state.leaseEndLookAt;
+  return lookAtMs !== null && leaseEndWaitsForLook({ nowMs: e.now, leaseRemainingMs: left, lookAtMs }) ? 'keep' : 'dispatch';
+}
+
+/**
+ * The look at the lease's end fired with a later end kept for it (`routeLeaseEndHint`): move the
+ * look there instead of campaigning, unless that end is due too. Returns whether it moved.
+ */
+function lookMovedOn(d: Draft, e: Extract<ElectorEvent, { type: 'timer-fired' }>): boolean {
+  const { s, c } = d;
+  if (e.pushedEnd === undefined || e.busy || !s.leaseEndLook || s.role !== 'follower' || s.handover !== null) return false;
+  const next = onLeaseEndLookDue(
+    { nowMs: e.now, pushedEndMs: e.pushedEnd, push: c.push, watching: e.watching === true, holdOffUntilMs: s.holdOffUntil },
+    c,
+  );
+  if (!next) return false;
+  lookAtLeaseEnd(d, next);
+  return true;
+}
+
+/** Arms what `next` names as the follower's look at the lease's end, which a pushed end may move. */
+function lookAtLeaseEnd(d: Draft, next: PacingDecision): void {
+  follow(d, next);
+  d.s.leaseEndLook = true;
+  d.s.leaseEndLookAt = next.action === 'campaign' && 'slotMs' in next ? next.slotMs : null;
 }
 
 /** The backend named `leader` (an instance id): is it another instance with our candidate id? */
@@ -505,17 +556,22 @@ function setDeadline(d: Draft, deadline: number): void {
 /** Arms what a pacing decision names. */
 function follow(d: Draft, next: PacingDecision): void {
   if (next.action === 'step-down') revoke(d, 'lease-expired');
-  else if (next.action === 'wait-for-push') d.s.leaseEndLook = false;
+  else if (next.action === 'wait-for-push') {
+    d.s.leaseEndLook = false;
+    d.s.leaseEndLookAt = null;
+  }
   else arm(d, 'slotMs' in next ? { slotMs: next.slotMs } : { delayMs: next.delayMs });
 }
 
 function arm(d: Draft, at: { delayMs: number } | { slotMs: number }): void {
   d.s.leaseEndLook = false;
+  d.s.leaseEndLookAt = null;
   d.fx.push({ type: 'arm-step', at });
 }
 
 function cancelStep(d: Draft): void {
   d.s.leaseEndLook = false;
+  d.s.leaseEndLookAt = null;
   d.fx.push({ type: 'cancel-step' });
 }
 

@@ -220,6 +220,31 @@ export function onLeaseEndPushed(
 }
 
 /**
+ * Whether a pushed lease end can wait for the follower's look armed at `lookAtMs`: it ends no
+ * sooner than the look, so the look moving there can be done when it fires (`onLeaseEndLookDue`)
+ * rather than now. A follower of thousands of elections is told of thousands of renewals a
+ * second: each then costs a store, not a re-armed timer. An end sooner than the look cannot wait.
+ */
+export function leaseEndWaitsForLook(s: { nowMs: number; leaseRemainingMs: number; lookAtMs: number }): boolean {
+  return nextSlot(s.nowMs, Math.max(0, s.leaseRemainingMs) + 1, POLL_GRID_MS) >= s.lookAtMs;
+}
+
+/**
+ * A follower's look at the end of the lease is due, and a lease end was pushed since it was armed
+ * (`pushedEndMs`, the newest, kept because it could wait: `leaseEndWaitsForLook`). Look now (null)
+ * when the look at that end would be due too; else move the look there, by the rule of
+ * `nextCampaign`, as `onLeaseEndPushed` would have done when it was pushed.
+ */
+export function onLeaseEndLookDue(
+  s: Omit<FollowerSnapshot, 'namedSelf' | 'leaseRemainingMs'> & { pushedEndMs: number },
+  o: Pick<PacingOptions, 'retryMs'>,
+): PacingDecision | null {
+  const { nowMs, pushedEndMs, push, watching, holdOffUntilMs } = s;
+  if (nextSlot(pushedEndMs, 1, POLL_GRID_MS) <= nowMs) return null;
+  return nextCampaign({ nowMs, leaseRemainingMs: pushedEndMs - nowMs, push, watching, namedSelf: false, holdOffUntilMs }, o);
+}
+
+/**
  * A change of the election was pushed to us: act at once, except that a follower still holding
  * off after stepping down waits for the hold-off to pass.
  */

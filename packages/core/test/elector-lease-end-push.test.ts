@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { Elector, MemoryBackend } from '@conclave/core';
 import type { CampaignRequest, CampaignResult, ChangeFeed, LeaseEndHint, RenewRequest, RenewResult } from '@conclave/core/spi';
 import { waitFor } from '@conclave/test-harness';
+import { StepTimer } from '../src/step-timer';
 
 class LeaseEndPushingBackend extends MemoryBackend {
   /** The memory backend's own feed (read before it is overridden below). */
@@ -84,6 +85,29 @@ test('a follower told of every renewal makes no campaign while the leader renews
   await new Promise((r) => setTimeout(r, 2000));
   expect(backend.campaignsOf('b')).toBe(before);
   expect(a.isLeader()).toBe(true);
+});
+
+test('a follower moves its look once per lease end it reaches, not at every renewal pushed', async () => {
+  const backend = new LeaseEndPushingBackend();
+  const a = start(backend, 'a');
+  await a.start();
+  const b = start(backend, 'b');
+  await b.start();
+  const arm = jest.spyOn(StepTimer.prototype, 'arm');
+  try {
+    await new Promise((r) => setTimeout(r, 2100));
+    // Arms per timer: the leader's renewals (every 300 ms), the follower's looks (every 900 ms or so).
+    const perTimer = new Map<unknown, number>();
+    for (const timer of arm.mock.contexts) perTimer.set(timer, (perTimer.get(timer) ?? 0) + 1);
+    const counts = [...perTimer.values()].sort((x, y) => x - y);
+    expect(counts).toHaveLength(2);
+    // Seven renewals pushed; re-armed at each, the follower's timer would count as many.
+    expect(counts[1]).toBeGreaterThanOrEqual(6);
+    expect(counts[0]).toBeLessThanOrEqual(3);
+    expect(backend.campaignsOf('b')).toBe(1);
+  } finally {
+    arm.mockRestore();
+  }
 });
 
 test('without lease ends declared, the same hints are plain changes: the follower campaigns at each one', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import {
   initialState,
+  routeLeaseEndHint,
   transition,
   type ElectorEffect,
   type ElectorEvent,
@@ -333,14 +334,14 @@ const rows: Row[] = [
     name: 'starting, campaign lost to b: follow b, look again at retryMs or the lease end (grid)',
     state: starting,
     event: lostTo('b n2'),
-    next: { awaitingFirst: false, leaseEndLook: true, view: { role: 'follower', leaderId: 'b', token: 5 } },
+    next: { awaitingFirst: false, leaseEndLook: true, leaseEndLookAt: 1200, view: { role: 'follower', leaderId: 'b', token: 5 } },
     effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1200', 'first-outcome'],
   },
   {
     name: 'follower of b, campaign lost to b again: nothing published',
     state: { ...follower, view: { role: 'follower', leaderId: 'b', token: 5 } },
     event: lostTo('b n2'),
-    next: { leaseEndLook: true },
+    next: { leaseEndLook: true, leaseEndLookAt: 1200 },
     effects: ['call-succeeded', 'arm slot 1200'],
   },
   {
@@ -354,21 +355,21 @@ const rows: Row[] = [
     name: 'follower, campaign lost to another instance with our candidate id: warn once, a duplicate leads',
     state: follower,
     event: lostTo('a n9'),
-    next: { leaseEndLook: true, duplicate: 'a n9', view: { role: 'follower', leaderId: 'a', token: 5 } },
+    next: { leaseEndLook: true, leaseEndLookAt: 1200, duplicate: 'a n9', view: { role: 'follower', leaderId: 'a', token: 5 } },
     effects: ['call-succeeded', 'publish follower a 5', 'log warn another Elector with this candidate id leads this election; candidate ids should be unique', 'arm slot 1200'],
   },
   {
     name: 'follower seeing a duplicate lead, campaign lost to it again: no second warning',
     state: { ...follower, duplicate: 'a n9', view: { role: 'follower', leaderId: 'a', token: 5 } },
     event: lostTo('a n9'),
-    next: { leaseEndLook: true },
+    next: { leaseEndLook: true, leaseEndLookAt: 1200 },
     effects: ['call-succeeded', 'arm slot 1200'],
   },
   {
     name: 'follower seeing a duplicate lead, campaign lost to b: the duplicate no longer leads',
     state: { ...follower, duplicate: 'a n9' },
     event: lostTo('b n2'),
-    next: { leaseEndLook: true, duplicate: null, view: { role: 'follower', leaderId: 'b', token: 5 } },
+    next: { leaseEndLook: true, leaseEndLookAt: 1200, duplicate: null, view: { role: 'follower', leaderId: 'b', token: 5 } },
     effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1200'],
   },
   {
@@ -376,7 +377,7 @@ const rows: Row[] = [
     state: follower,
     event: { ...lostTo('b n2'), watching: true } as ElectorEvent,
     config: pushing,
-    next: { leaseEndLook: true, view: { role: 'follower', leaderId: 'b', token: 5 } },
+    next: { leaseEndLook: true, leaseEndLookAt: 1310, view: { role: 'follower', leaderId: 'b', token: 5 } },
     effects: ['call-succeeded', 'publish follower b 5', 'arm slot 1310'],
   },
   {
@@ -520,8 +521,40 @@ const rows: Row[] = [
     state: { ...follower, leaseEndLook: true },
     event: { type: 'pushed', now: 1000, hint: { leaseRemainingMs: 500 }, busy: false, watching: true },
     config: pushing,
-    next: {},
+    next: { leaseEndLookAt: 1510 },
     effects: ['arm slot 1510'],
+  },
+  {
+    name: 'follower looking at the lease end, timer-fired with a later end kept for it: the look moves there, no campaign',
+    state: { ...follower, leaseEndLook: true, leaseEndLookAt: 1000 },
+    event: { type: 'timer-fired', now: 1000, busy: false, pushedEnd: 1700, watching: true },
+    config: pushing,
+    next: { leaseEndLookAt: 1710 },
+    effects: ['arm slot 1710'],
+  },
+  {
+    name: 'follower looking at the lease end, timer-fired with an end kept that is due too: campaign',
+    state: { ...follower, leaseEndLook: true, leaseEndLookAt: 1000 },
+    event: { type: 'timer-fired', now: 1000, busy: false, pushedEnd: 985, watching: true },
+    config: pushing,
+    next: { leaseEndLook: false, leaseEndLookAt: null },
+    effects: ['campaign epoch 1 sent 1000 timeout 950'],
+  },
+  {
+    name: 'follower looking at the lease end, timer-fired with a later end kept while a call is in flight: deferred',
+    state: { ...follower, leaseEndLook: true, leaseEndLookAt: 1000 },
+    event: { type: 'timer-fired', now: 1000, busy: true, pushedEnd: 1700, watching: true },
+    config: pushing,
+    next: { leaseEndLook: false, leaseEndLookAt: null },
+    effects: ['defer'],
+  },
+  {
+    name: 'leader, timer-fired with a lease end kept: renew (its own lease is not a look)',
+    state: leader,
+    event: { type: 'timer-fired', now: 1500, busy: false, pushedEnd: 3000, watching: true },
+    config: pushing,
+    next: {},
+    effects: ['renew 7 epoch 2 sent 1500 timeout 450'],
   },
   {
     name: 'follower backing off, lease end pushed: the backoff stays',
@@ -610,5 +643,29 @@ describe('the Elector state machine', () => {
       'expired-term-released',
     ];
     expect(new Set(rows.map((row) => row.event.type))).toEqual(new Set(types));
+  });
+});
+
+describe('how the driver takes a pushed lease end (routeLeaseEndHint)', () => {
+  const looking: ElectorState = { ...follower, leaseEndLook: true, leaseEndLookAt: 1510 };
+  test.each<{ name: string; state: ElectorState; now?: number; left: number; busy?: boolean; config?: MachineConfig; expected: string }>([
+    { name: 'a later end than the armed look: kept for it', state: looking, left: 800, expected: 'keep' },
+    { name: 'the end the look is armed for: kept (nothing would move)', state: looking, left: 500, expected: 'keep' },
+    { name: 'a sooner end (an expiry): a transition now', state: looking, left: 0, expected: 'dispatch' },
+    { name: 'a look that waits for a push (nothing armed): a transition now', state: { ...looking, leaseEndLookAt: null }, left: 800, expected: 'dispatch' },
+    { name: "a leader's own lease: dropped", state: leader, left: 800, expected: 'drop' },
+    { name: 'a follower backing off: dropped', state: follower, left: 800, expected: 'drop' },
+    { name: 'a call in flight: dropped (its answer arms the next step)', state: looking, left: 800, busy: true, expected: 'drop' },
+    { name: 'a malformed end: dropped', state: looking, left: Number.NaN, expected: 'drop' },
+    { name: 'a backend without leaseEndPush: a plain change', state: looking, left: 800, config, expected: 'dispatch' },
+  ])('$name', ({ state, now, left, busy, config: c, expected }) => {
+    expect(routeLeaseEndHint(state, { now: now ?? 1000, hint: { leaseRemainingMs: left }, busy: busy ?? false }, c ?? pushing)).toBe(expected);
+  });
+
+  test('a kept end does what the same end pushed would have done, once the look fires', () => {
+    const pushedAt = transition(looking, { type: 'pushed', now: 1000, hint: { leaseRemainingMs: 800 }, busy: false, watching: true }, pushing);
+    const kept = transition(looking, { type: 'timer-fired', now: 1510, busy: false, pushedEnd: 1800, watching: true }, pushing);
+    expect(kept.effects).toEqual(pushedAt.effects);
+    expect(kept.state).toEqual(pushedAt.state);
   });
 });

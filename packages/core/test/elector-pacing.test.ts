@@ -12,11 +12,13 @@ import {
   campaignTimeoutMs,
   judgeGrant,
   leaseDeadline,
+  leaseEndWaitsForLook,
   mustStepDown,
   nextCampaign,
   nextRenewal,
   nextSlot,
   onChangePushed,
+  onLeaseEndLookDue,
   onLeaseEndPushed,
   renewInterval,
   renewTimeoutMs,
@@ -378,6 +380,51 @@ describe('a pushed lease end (onLeaseEndPushed)', () => {
       const next = onLeaseEndPushed({ ...base, nowMs }, options)!;
       expect(stepAt(nowMs, next)).toBeGreaterThan(nowMs + 1_000);
     }
+  });
+});
+
+describe('a pushed lease end kept for the look (leaseEndWaitsForLook, onLeaseEndLookDue)', () => {
+  test.each([
+    { name: 'a renewal pushed (an end later than the look) waits for the look', s: { nowMs: 10_000, leaseRemainingMs: 3_000, lookAtMs: 12_010 }, expected: true },
+    { name: 'an end on the look slot itself waits (the look is unchanged)', s: { nowMs: 10_000, leaseRemainingMs: 2_000, lookAtMs: 12_010 }, expected: true },
+    { name: 'an end sooner than the look cannot wait', s: { nowMs: 10_000, leaseRemainingMs: 1_000, lookAtMs: 12_010 }, expected: false },
+    { name: 'an expiry pushed (0 left) cannot wait', s: { nowMs: 10_000, leaseRemainingMs: 0, lookAtMs: 12_010 }, expected: false },
+  ])('$name', ({ s, expected }) => {
+    expect(leaseEndWaitsForLook(s)).toBe(expected);
+  });
+
+  type Snapshot = Parameters<typeof onLeaseEndLookDue>[0];
+  const due: Snapshot = { nowMs: 13_010, pushedEndMs: 15_000, push: 'best-effort', watching: true, holdOffUntilMs: 0 };
+  test.each<{ name: string; s: Partial<Snapshot>; expected: PacingDecision | null }>([
+    { name: 'a later end kept: the look moves there, as if moved when it was pushed', s: {}, expected: { action: 'campaign', slotMs: 15_010 } },
+    { name: 'the end kept is the one looked at: look now', s: { pushedEndMs: 13_000 }, expected: null },
+    { name: 'an end kept that has passed: look now', s: { pushedEndMs: 12_000 }, expected: null },
+    { name: 'with its push not live, the moved look still comes within retryMs', s: { pushedEndMs: 20_000, watching: false }, expected: { action: 'campaign', slotMs: 15_010 } },
+  ])('$name', ({ s, expected }) => {
+    expect(onLeaseEndLookDue({ ...due, ...s }, options)).toEqual(expected);
+  });
+
+  test('renewals kept between looks move the look to where pushing each would have, with one re-arm per look', () => {
+    // A renewal every 1 000 ms of a 3 000 ms lease; the look fires at the lease end it names.
+    const base = { push: 'best-effort' as const, watching: true, holdOffUntilMs: 0 };
+    let lookAtMs = stepAt(10_000, onLeaseEndPushed({ ...base, role: 'follower', leaseEndLook: true, nowMs: 10_000, leaseRemainingMs: 3_000 }, options)!)!;
+    let rearms = 0;
+    let kept: number | null = null;
+    for (let nowMs = 10_000; nowMs < 70_000; nowMs += 10) {
+      if (nowMs % 1_000 === 0) {
+        expect(leaseEndWaitsForLook({ nowMs, leaseRemainingMs: 3_000, lookAtMs })).toBe(true);
+        kept = nowMs + 3_000;
+      }
+      if (nowMs === lookAtMs) {
+        const next = onLeaseEndLookDue({ ...base, nowMs, pushedEndMs: kept! }, options);
+        expect(next).not.toBeNull();
+        lookAtMs = stepAt(nowMs, next!)!;
+        expect(lookAtMs).toBe(kept! + 10);
+        kept = null;
+        rearms++;
+      }
+    }
+    expect(rearms).toBeLessThanOrEqual(30);
   });
 });
 

@@ -25,7 +25,7 @@ import {
   type RenewResult,
   type LeaderMetadataKept,
 } from '@conclave/core/spi';
-import { electionKeys, type ElectionKeys } from './redis-keys';
+import { changedChannel, electionKeys, type ElectionKeys } from './redis-keys';
 import { candidateTtlMs, quietCandidateTtlMs, type LeaseOps } from './redis-lease-ops';
 import { RedisNode } from './redis-node';
 import { EXISTS } from './redis-scripts';
@@ -95,6 +95,12 @@ export class RedisBackend implements ElectionBackend {
   private readonly listedUntil = new Map<string, number>();
   /** "election\ninstance" → subscribes that watch to the lease key's keyspace channel, until it has. */
   private readonly keyspaceAttach = new Map<string, () => void>();
+  /**
+   * Watched election → its keys and how many watches it has. The calls of an Elector, and
+   * `isWatching` at each of its looks, find them here: built at each call, they are seven new
+   * strings (and the channel a new one to hash) thousands of times a second in a busy process.
+   */
+  private readonly watched = new Map<string, { keys: ElectionKeys; watches: number }>();
   /** Watch deliveries due on the next turn (see `deliverNextTurn`). */
   private deliveries: Array<() => void> = [];
 
@@ -215,7 +221,9 @@ export class RedisBackend implements ElectionBackend {
     // Closed: nothing to subscribe to; the Elector's next call rejects with CLOSED (throwing here
     // would escape synchronously from Elector.start()).
     if (this.closed) return () => undefined;
-    const { channel, lease } = electionKeys(this.options.keyPrefix, election);
+    const keys = this.keysOf(election);
+    const { channel, lease } = keys;
+    this.countWatch(election, keys, 1);
     // In quorum mode one release publishes on every master: coalesce the copies that arrive
     // together into one hint. A change outweighs a lease end in the same burst (a revocation is a
     // PEXPIRE and then a message); of several lease ends the soonest is passed on.
@@ -255,7 +263,7 @@ export class RedisBackend implements ElectionBackend {
           this.keyspaceAttach.delete(watchKey);
           unsubscribers.push(
             node.watch(keyspaceChannel, (event) => {
-              const hint = this.leaseEndOf(event, election, candidateId);
+              const hint = this.leaseEndOf(event, election, watchKey);
               if (hint !== null) deliver(hint);
             }),
           );
@@ -267,10 +275,23 @@ export class RedisBackend implements ElectionBackend {
     return () => {
       if (stopped) return;
       stopped = true;
+      this.countWatch(election, keys, -1);
       this.listedUntil.delete(watchKey);
       this.keyspaceAttach.delete(watchKey);
       for (const unsubscribe of unsubscribers) unsubscribe();
     };
+  }
+
+  private countWatch(election: string, keys: ElectionKeys, by: 1 | -1): void {
+    const entry = this.watched.get(election) ?? { keys, watches: 0 };
+    entry.watches += by;
+    if (entry.watches > 0) this.watched.set(election, entry);
+    else this.watched.delete(election);
+  }
+
+  /** The keys of `election`: those of its watches while it is watched, else made afresh. */
+  private keysOf(election: string): ElectionKeys {
+    return this.watched.get(election)?.keys ?? electionKeys(this.options.keyPrefix, election);
   }
 
   /**
@@ -295,15 +316,16 @@ export class RedisBackend implements ElectionBackend {
    * now ends one holder's lease from now; `expired` → it has ended (0); `del` (a release, a forced
    * install) → a change. The holder's lease length comes from the follower's last answer; unknown,
    * a renewal tells nothing. With candidates tracked, the end is brought forward to when this
-   * candidate must campaign to stay listed. Anything else (`hset`, a reconnect): null.
+   * candidate must campaign to stay listed. Anything else (`hset`, a reconnect): null. `watchKey`:
+   * "election\ninstance", made once per watch (this runs for every renewal of every election).
    */
-  private leaseEndOf(event: string | null, election: string, candidateId: string): 'change' | number | null {
+  private leaseEndOf(event: string | null, election: string, watchKey: string): 'change' | number | null {
     if (event === 'del') return 'change';
     if (event === 'expired') return 0;
     if (event !== 'expire') return null;
     const holderLease = this.holderLeases.get(election);
     if (holderLease === undefined) return null;
-    const listedUntil = this.listedUntil.get(`${election}\n${candidateId}`);
+    const listedUntil = this.listedUntil.get(watchKey);
     return listedUntil === undefined ? holderLease : Math.max(0, Math.min(holderLease, Math.floor(listedUntil - performance.now())));
   }
 
@@ -361,7 +383,7 @@ export class RedisBackend implements ElectionBackend {
    */
   private isWatching(election: string, _candidateId: string): boolean {
     if (this.closed) return false;
-    const { channel } = electionKeys(this.options.keyPrefix, election);
+    const channel = this.watched.get(election)?.keys.channel ?? changedChannel(this.options.keyPrefix, election);
     let confirmed = 0;
     for (const node of this.nodes) if (node.isSubscribed(channel)) confirmed++;
     return confirmed >= Math.floor(this.nodes.length / 2) + 1;
@@ -432,7 +454,7 @@ export class RedisBackend implements ElectionBackend {
     assertElectionName(election, this.kind);
     if (candidate.length > 0) assertInstanceId(candidate[0], this.kind, election);
     if (this.closed) throw new ConclaveError('CLOSED', 'the Redis backend is closed', { backend: this.kind, election });
-    return electionKeys(this.options.keyPrefix, election);
+    return this.keysOf(election);
   }
 }
 

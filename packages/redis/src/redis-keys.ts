@@ -54,8 +54,13 @@ export function electionKeys(prefix: string, election: string): ElectionKeys {
     lease: `${base}:lease`,
     term: `${base}:term`,
     candidates: `${base}:candidates`,
-    channel: `${base}:changed`,
+    channel: changedChannel(prefix, election),
     elected: `${base}:elected`,
     epoch: `${prefix}epoch`,
   };
+}
+
+/** `electionKeys(prefix, election).channel` alone, for the checks that run on every push. */
+export function changedChannel(prefix: string, election: string): string {
+  return `${prefix}{${election}}:changed`;
 }

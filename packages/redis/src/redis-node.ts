@@ -5,7 +5,7 @@ import { TickBatcher, loadedOnFirstUse, withTimeout } from '@conclave/core/spi';
 import { KeyspaceCheck, type KeyspaceStatus } from './redis-keyspace';
 import { refusalOf } from './redis-refusals';
 import type { KeyspaceEventsMode, NodeSource, ResolvedRedisOptions } from './redis-options';
-import type { LuaScript } from './redis-scripts';
+import { MAX_BATCHED_CALLS, type LuaScript } from './redis-scripts';
 import { ReplicaAcks, replicaAckTimeoutMs, type AckRequest } from './redis-replica-acks';
 
 const KIND = 'redis';
@@ -21,6 +21,11 @@ export interface ScriptCall {
   election?: string;
   /** Set on writes that give or keep leadership: they count once the master's replicas acknowledge them. */
   acknowledge?: AckRequest;
+  /**
+   * `script` for many calls in one command (see `batched` in redis-scripts.ts): the calls of one
+   * batch that name the same one are sent together, each judged by its own reply.
+   */
+  many?: LuaScript;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -355,14 +360,12 @@ export class RedisNode {
   }
 
   private dispatch(channel: string, message: string | null): void {
-    for (const listener of [...(this.listeners.get(channel) ?? [])]) {
-      try {
-        listener(message);
-      } catch {
-        // A listener is the core's hint handler, which does not throw; one that does must not
-        // stop the others from hearing the message.
-      }
-    }
+    const set = this.listeners.get(channel);
+    if (!set) return;
+    // One listener is the usual case (a message per renewal of every election watched): no copy.
+    // Several are copied first, as one may unwatch another.
+    if (set.size === 1) for (const listener of set) callListener(listener, message);
+    else for (const listener of [...set]) callListener(listener, message);
   }
 
   private async flush(calls: ScriptCall[]): Promise<Outcome[]> {
@@ -386,10 +389,8 @@ export class RedisNode {
 
   private async exec(calls: ScriptCall[], withSource: boolean): Promise<Outcome[]> {
     const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of calls) {
-      if (withSource) pipeline.eval(script.source, keys.length, ...keys, ...args);
-      else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
-    }
+    const commands = commandsOf(calls);
+    for (const command of commands) addCommand(pipeline, command, withSource);
     // WAIT right after the scripts, in the same round trip: it covers every earlier write of this
     // connection, and blocks only this connection (it cannot run inside a script).
     const acked = calls.filter((c) => c.acknowledge);
@@ -407,15 +408,13 @@ export class RedisNode {
       const [err, info] = results[results.length - 1]!;
       if (!err) this.replicas.raise(info);
     }
-    const outcomes: Outcome[] = results
-      .slice(0, calls.length)
-      .map(([err, value]) => (err ? { ok: false as const, error: err } : { ok: true as const, value }));
+    const outcomes = outcomesOf(calls.length, commands, results as Array<[Error | null, unknown]>);
     const needing = outcomes.some((o, i) => o.ok && calls[i]!.acknowledge?.needed(o.value));
     if (!needing) return outcomes;
     let waitErr: Error | null = null;
     let count = Infinity;
     if (required > 0) {
-      const [err, reply] = results[calls.length]!;
+      const [err, reply] = results[commands.length]!;
       waitErr = err;
       count = err ? 0 : Number(reply);
     }
@@ -572,6 +571,80 @@ export class RedisNode {
   }
 }
 
+/** One command of a pipeline: its script, its calls, and where they are in the batch. */
+type Command = { script: LuaScript; calls: ScriptCall[]; at: number[] };
+
+/**
+ * The calls of a batch as commands: each alone, except those naming the same `many` script (and
+ * fitting its counts), which go together (at most MAX_BATCHED_CALLS a command), where the first of
+ * them was. Calls of one election by one Elector never share a batch (its calls are one at a
+ * time), so sending a call ahead of others of its batch changes no outcome.
+ */
+function commandsOf(calls: ScriptCall[]): Command[] {
+  const commands: Command[] = [];
+  const open = new Map<LuaScript, Command>();
+  calls.forEach((call, i) => {
+    const per = call.many?.perCall;
+    // A call that does not fit its batched script (not one, or other counts) goes alone.
+    if (!call.many || !per || per.keys !== call.keys.length || per.args !== call.args.length) {
+      commands.push({ script: call.script, calls: [call], at: [i] });
+      return;
+    }
+    let command = open.get(call.many);
+    if (!command || command.calls.length >= MAX_BATCHED_CALLS) {
+      command = { script: call.many, calls: [], at: [] };
+      open.set(call.many, command);
+      commands.push(command);
+    }
+    command.calls.push(call);
+    command.at.push(i);
+  });
+  return commands;
+}
+
+/** Adds `command` to `pipeline`: a call alone with its own script, several with their `many` script. */
+function addCommand(pipeline: ReturnType<Redis['pipeline']>, command: Command, withSource: boolean): void {
+  const single = command.calls.length === 1;
+  const script = single ? command.calls[0]!.script : command.script;
+  const keys: string[] = [];
+  const args: Array<string | number> = [];
+  for (const call of command.calls) {
+    for (const key of call.keys) keys.push(key);
+    for (const arg of call.args) args.push(arg);
+  }
+  if (withSource) pipeline.eval(script.source, keys.length, ...keys, ...args);
+  else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+}
+
+/**
+ * One outcome per call from the commands' results: a command's error is each of its calls', and
+ * a batched call's reply is its element of the command's reply ({-1, message}: its error).
+ */
+function outcomesOf(count: number, commands: Command[], results: Array<[Error | null, unknown]>): Outcome[] {
+  const outcomes = new Array<Outcome>(count);
+  commands.forEach((command, c) => {
+    const [err, value] = results[c]!;
+    if (command.calls.length === 1) {
+      outcomes[command.at[0]!] = err ? { ok: false, error: err } : { ok: true, value };
+      return;
+    }
+    const replies = Array.isArray(value) ? (value as unknown[]) : [];
+    command.at.forEach((i, n) => {
+      const reply = replies[n];
+      if (err) outcomes[i] = { ok: false, error: err };
+      else if (reply === undefined) outcomes[i] = { ok: false, error: new Error(`${command.script.name}: no reply for call ${n + 1} of ${command.at.length}`) };
+      else if (Array.isArray(reply) && reply[0] === -1) outcomes[i] = { ok: false, error: replyError(String(reply[1])) };
+      else outcomes[i] = { ok: true, value: reply };
+    });
+  });
+  return outcomes;
+}
+
+/** An error the server answered, as ioredis reports one (a `ReplyError`). */
+function replyError(message: string): Error {
+  return new (ioredis().ReplyError)(message);
+}
+
 /** Channels to SUBSCRIBE in one command, and the promise that settles once it was answered. */
 interface SubscribeBatch {
   sub: Redis;
@@ -590,6 +663,15 @@ function signal(): Signal {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+function callListener(listener: (message: string | null) => void, message: string | null): void {
+  try {
+    listener(message);
+  } catch {
+    // A listener is the core's hint handler, which does not throw; one that does must not stop
+    // the others from hearing the message.
+  }
 }
 
 function isNoScript(err: unknown): boolean {

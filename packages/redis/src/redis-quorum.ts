@@ -14,7 +14,7 @@ import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode, ScriptCall } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, COMMIT, FLOOR, INSTALL, LEADER, NOTIFY, RELEASE, RENEW, REVOKE } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, COMMIT, FLOOR, INSTALL, LEADER, NOTIFY, RELEASE, RENEW, RENEW_MANY, REVOKE } from './redis-scripts';
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -120,6 +120,7 @@ export class QuorumLeaseOps implements LeaseOps {
     const sentAt = performance.now();
     const replies = await this.onAll(() => ({
       script: RENEW,
+      many: RENEW_MANY,
       keys: [keys.lease, keys.term, keys.candidates],
       args: [candidateId, String(token), leaseMs, this.cttl(leaseMs), '1'],
       election,

@@ -5,11 +5,55 @@ export interface LuaScript {
   name: string;
   source: string;
   sha: string;
+  /** A `batched` script: the keys and arguments each call must have. */
+  perCall?: { keys: number; args: number };
 }
 
 function script(name: string, body: string): LuaScript {
-  const source = PRELUDE + body;
+  return scriptOf(name, PRELUDE + body);
+}
+
+function scriptOf(name: string, source: string): LuaScript {
   return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/** Most calls one `batched` script runs at once, so that one command does not hold the server for long. */
+export const MAX_BATCHED_CALLS = 100;
+
+/**
+ * The script of `body` for many calls at once, each with `keysPerCall` keys and `argsPerCall`
+ * arguments: KEYS and ARGV are the calls' one after another. Each call runs `body` as the script
+ * alone would (the same keys and arguments, the same server time), in order; its reply is the
+ * body's, or {-1, message} when it raised an error, which fails that call alone (as its own
+ * EVALSHA would have). One command instead of one per call: a process renewing thousands of
+ * leases a second spends much of its time on the commands themselves. The keys span elections,
+ * so hash slots: fine on one master (conclave does not run on Redis Cluster).
+ */
+function batched(name: string, body: string, keysPerCall: number, argsPerCall: number): LuaScript {
+  const made = scriptOf(
+    name,
+    `${PRELUDE}
+local function one(KEYS, ARGV)
+${body}
+end
+local nk, na = ${keysPerCall}, ${argsPerCall}
+local out = {}
+for i = 0, #KEYS / nk - 1 do
+  local k, a = {}, {}
+  for j = 1, nk do k[j] = KEYS[i * nk + j] end
+  for j = 1, na do a[j] = ARGV[i * na + j] end
+  local ok, r = pcall(one, k, a)
+  if ok then
+    out[i + 1] = r
+  else
+    -- A server error (redis.call raised it) is a table with err; a Lua error is a string.
+    out[i + 1] = {-1, type(r) == 'table' and tostring(r.err) or tostring(r)}
+  end
+end
+return out
+`,
+  );
+  return { ...made, perCall: { keys: keysPerCall, args: argsPerCall } };
 }
 
 // TIME is the server's clock, the only clock a lease is measured on. Before Redis 5, a script
@@ -152,9 +196,7 @@ return 1
  * it back, unless its term counter shows a newer term; such a master does not count as "held".
  * Returns {1} held | {2} repaired | {0, holder or false, holder's token or false}.
  */
-export const RENEW = script(
-  'renew',
-  `
+const RENEW_BODY = `
 local id, token, lease, cttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local cur = redis.call('HMGET', KEYS[1], 'holder', 'token')
 local code = 0
@@ -175,8 +217,10 @@ if cttl > 0 then
   redis.call('PEXPIRE', KEYS[3], cttl)
 end
 return {code}
-`,
-);
+`;
+export const RENEW = script('renew', RENEW_BODY);
+/** RENEW for many leases in one command (see `batched`): one reply per lease, in order. */
+export const RENEW_MANY = batched('renew-many', RENEW_BODY, 3, 5);
 
 /**
  * Compare-and-delete (a lock's `unlock`, guarded by holder), then a wake-up

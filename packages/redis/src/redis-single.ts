@@ -12,7 +12,7 @@ import type { ElectionKeys } from './redis-keys';
 import { candidateTtlMs, leaderInfoOf, orderCandidates, parseCandidates, parseLeader, parseToken, valueArg, type LeaseOps } from './redis-lease-ops';
 import type { RedisNode } from './redis-node';
 import type { ResolvedRedisOptions } from './redis-options';
-import { CAMPAIGN, CANDIDATES, FLOOR, INSTALL, LEADER, RELEASE, RENEW, REVOKE } from './redis-scripts';
+import { CAMPAIGN, CANDIDATES, FLOOR, INSTALL, LEADER, RELEASE, RENEW, RENEW_MANY, REVOKE } from './redis-scripts';
 
 /** Whether a script's reply code (its first element) is one of `codes`: a write that must reach the replicas. */
 function grants(reply: unknown, ...codes: number[]): boolean {
@@ -85,6 +85,7 @@ export class SingleLeaseOps implements LeaseOps {
   async renew(keys: ElectionKeys, election: string, candidateId: string, token: number, leaseMs: number): Promise<RenewResult> {
     const reply = (await this.node.run({
       script: RENEW,
+      many: RENEW_MANY,
       keys: [keys.lease, keys.term, keys.candidates],
       args: [candidateId, String(token), leaseMs, this.cttl(leaseMs), '0'],
       election,

@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
 import { isConclaveError } from '@conclave/core';
 import { RedisBackend } from '@conclave/redis';
-import { BackendPool, SHARED_URL, uniqueName, uniquePrefix, waitFor } from './helpers';
+import { RedisServer } from '@conclave/redis/testing';
+import { BackendPool, SHARED_URL, pastRestartFence, uniqueName, uniquePrefix, waitFor } from './helpers';
 
 const pool = new BackendPool();
 afterEach(() => pool.closeAll());
@@ -262,6 +263,65 @@ describe('RedisBackend on one master', () => {
       client.disconnect();
     }
   });
+
+  test('renewals of one turn are one script command, each judged by its own lease: held, lost or failed', async () => {
+    const client = new Redis(SHARED_URL);
+    try {
+      const keyPrefix = uniquePrefix();
+      const b = pool.redis({ client, keyPrefix });
+      const names = Array.from({ length: 6 }, () => uniqueName());
+      const tokens = await Promise.all(
+        names.map(async (election) => ((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })) as { token: number }).token),
+      );
+      // The third lease is no hash any more: its renewal alone fails.
+      await client.set(`${keyPrefix}{${names[2]}}:lease`, 'not a lease');
+      let commands = 0;
+      const original = client.pipeline.bind(client);
+      client.pipeline = ((...args: Parameters<typeof original>) => {
+        const pipeline = original(...args);
+        const evalsha = pipeline.evalsha.bind(pipeline);
+        pipeline.evalsha = ((...a: Parameters<typeof evalsha>) => {
+          commands++;
+          return evalsha(...a);
+        }) as typeof pipeline.evalsha;
+        return pipeline;
+      }) as typeof client.pipeline;
+      // The second renewal names a stale term: lost, the holder named.
+      const outcomes = await Promise.allSettled(
+        names.map((election, i) => b.renew({ election, candidateId: 'a', token: i === 1 ? tokens[i]! - 1 : tokens[i]!, leaseMs: 5000 })),
+      );
+      expect(commands).toBe(1);
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.held : 'failed'))).toEqual([true, false, 'failed', true, true, true]);
+      expect(outcomes[1]).toMatchObject({ value: { held: false, leaderId: 'a' } });
+      expect(outcomes[2]).toMatchObject({ reason: { code: 'BACKEND_ERROR', message: expect.stringContaining('WRONGTYPE') } });
+      // Each held lease was extended on the server.
+      for (const i of [0, 3, 4, 5]) expect(await client.pttl(`${keyPrefix}{${names[i]}}:lease`)).toBeGreaterThan(4000);
+    } finally {
+      await pool.closeAll();
+      client.disconnect();
+    }
+  });
+
+  test('renewals sent together after the server forgot its scripts are sent again with their source', async () => {
+    const server = await RedisServer.start();
+    const admin = new Redis(server.url);
+    try {
+      await pastRestartFence([server.url], 1500);
+      const b = pool.redis({ url: server.url, keyPrefix: uniquePrefix() });
+      const names = Array.from({ length: 4 }, () => uniqueName());
+      const tokens = await Promise.all(
+        names.map(async (election) => ((await b.campaign({ election, candidateId: 'a', leaseMs: 1500 })) as { token: number }).token),
+      );
+      const renewAll = () => Promise.all(names.map((election, i) => b.renew({ election, candidateId: 'a', token: tokens[i]!, leaseMs: 1500 })));
+      expect((await renewAll()).every((r) => r.held)).toBe(true);
+      await admin.script('FLUSH');
+      expect((await renewAll()).every((r) => r.held)).toBe(true);
+    } finally {
+      admin.disconnect();
+      await pool.closeAll();
+      await server.stop();
+    }
+  }, 30_000);
 
   test('a client passed in is not closed; close() is idempotent and later calls are CLOSED', async () => {
     const client = new Redis(SHARED_URL);
