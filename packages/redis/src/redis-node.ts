@@ -497,7 +497,10 @@ export class RedisNode {
     const client = this.client;
     if (this.dbError) throw this.dbError;
     if (client.status === 'ready') return;
-    if (client.status === 'wait') client.connect().catch(() => undefined); // lazyConnect client; errors arrive as 'close'
+    // A lazyConnect client; or one of ours that ioredis gave up on ('end': its connector failed,
+    // as resolving the master through Sentinel can during a failover under load): a backend that
+    // went away must come back. Errors arrive as 'close'.
+    if (client.status === 'wait' || (client.status === 'end' && this.owned)) client.connect().catch(() => undefined);
     if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') {
       throw this.unavailable(`not connected (${client.status})`, election);
     }

@@ -83,6 +83,22 @@ describe('RedisBackend options', () => {
 });
 
 describe('RedisBackend on one master', () => {
+  test("a client of its own that ioredis gave up on ('end') is connected again by the next call", async () => {
+    const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
+    const election = uniqueName();
+    expect((await b.campaign({ election, candidateId: 'a', leaseMs: 5000 })).role).toBe('leader');
+    // The state ioredis leaves a client in when its connector fails for good (as resolving the
+    // master through Sentinel can, during a failover): 'end', no reconnection of its own.
+    const client = (b as unknown as { nodes: Array<{ client: { status: string; disconnect(): void } }> }).nodes[0]!.client;
+    client.disconnect();
+    await waitFor(() => client.status === 'end', 5_000, 'the client to end');
+    const again = await b.campaign({ election, candidateId: 'a', leaseMs: 5000 }).catch((err: unknown) => err);
+    // The first call may find the connection still being made; the next one is served.
+    const served = (again as { role?: string }).role === 'leader' ? again : await b.campaign({ election, candidateId: 'a', leaseMs: 5000 });
+    expect(served).toMatchObject({ role: 'leader' });
+    expect(client.status).toBe('ready');
+  });
+
   test('acquire, join as follower, re-campaign keeps the term, renew, release', async () => {
     const b = pool.redis({ url: SHARED_URL, keyPrefix: uniquePrefix() });
     const election = uniqueName();
